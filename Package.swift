@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "PulseArchive",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "pulse-archive", targets: ["pulse-archive"]),
+        .library(name: "PulseArchive", targets: ["PulseArchive"]),
+        .library(name: "PulseStore", targets: ["PulseStore"]),
+    ],
+    targets: [
+        // C libraries at the edge: module maps only.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        // The codec: tables, JSON dialect, gzip, streaming reader and writer. No store.
+        .target(name: "PulseArchive", dependencies: ["CZlib"]),
+        // The SQLite store: schema, migrations, staging, import and export.
+        .target(name: "PulseStore", dependencies: ["PulseArchive", "CSQLite"]),
+        // Deterministic synthetic ring data for `demo` and the sample archives.
+        .target(name: "PulseDemo", dependencies: ["PulseArchive"]),
+        // Argument parsing, commands, progress and reports.
+        .target(name: "PulseArchiveCLI", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
+        .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
+        .testTarget(
+            name: "PulseArchiveTests",
+            dependencies: ["PulseArchive", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,51 @@
+/// Why an archive could not be read or written.
+///
+/// Every message names what was wrong and where (file, table, row, field) and, where there is
+/// one, what to do about it. The `kind` lets a caller branch without parsing the message.
+public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Equatable {
+        /// The file is not a PulseLoop archive at all, or its structure is broken: not JSON,
+        /// no usable `formatVersion`, a missing required key, `formatVersion` below 1.
+        case notAnArchive
+        /// `formatVersion` is newer than this tool reads.
+        case unsupportedVersion
+        /// A value does not decode as its field's type: wrong JSON type, `null` in a required
+        /// field, a bad UUID or date, an integer beyond 64 bits, invalid UTF-8 or base64.
+        case invalidValue
+        /// Two rows of one table share the table's unique key, or two attachments share a name.
+        case duplicateKey
+        /// An attachment name could escape the attachments folder or hide a file.
+        case unsafeAttachmentName
+        /// A hostile-input limit was passed: nesting depth, string or number length, size.
+        case limitExceeded
+        /// The gzip container is damaged: cut short, a corrupted byte, a bad checksum or
+        /// length, or bytes after the end of the stream.
+        case damagedCompression
+        /// Reading or writing a file failed at the operating-system level.
+        case io
+        /// The archive is sound but asks for something this version does not do yet.
+        case unsupportedFeature
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// The wording for anything the app would call "isn't a PulseLoop export, or it's damaged".
+    static func notAnArchive(_ detail: String) -> ArchiveError {
+        ArchiveError(.notAnArchive, "not a PulseLoop archive, or damaged: \(detail)")
+    }
+
+    static func unsupportedVersion(found: Int64) -> ArchiveError {
+        ArchiveError(
+            .unsupportedVersion,
+            "this archive is format \(found); this tool reads up to \(ArchiveFormat.newestVersion): update pulse-archive"
+        )
+    }
+}

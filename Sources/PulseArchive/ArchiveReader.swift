@@ -1,0 +1,355 @@
+import Foundation
+
+/// Reads an archive file (plain JSON or gzip, sniffed by its first bytes) in one streaming pass,
+/// checking every value and handing rows to a visitor.
+///
+/// The format version may come after the tables (the app sorts its keys), so a visitor must
+/// not apply anything until `read` returns. When a read fails before the version was seen,
+/// the reader looks for it in a second, skimming pass: a file from a newer format is reported
+/// as such, not as whatever of its content this version fails to understand.
+public struct ArchiveReader {
+    public let path: String
+    public var limits: ArchiveLimits
+
+    public init(path: String, limits: ArchiveLimits = .standard) {
+        self.path = path
+        self.limits = limits
+    }
+
+    /// Reads and checks the whole archive, streaming its content to `visitor`.
+    /// - Throws: `ArchiveError` naming what was wrong and where; the visitor's own errors.
+    @discardableResult
+    public func read<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws -> ArchiveSummary {
+        var parse = try open()
+        do {
+            try parse.readEnvelope(into: &visitor)
+            parse.finishSummary()
+            return parse.summary
+        } catch let error where !parse.sawFormatVersion {
+            try refineError(error)
+        }
+    }
+
+    /// Reads and checks the whole archive, keeping nothing but the summary.
+    public func inspect() throws -> ArchiveSummary {
+        var visitor = DiscardingVisitor()
+        return try read(into: &visitor)
+    }
+
+    /// Re-reads the top level for `formatVersion` and the dialect after `error`, so that the
+    /// message a user sees is about the real cause.
+    private func refineError(_ error: Error) throws -> Never {
+        if let archiveError = error as? ArchiveError, archiveError.kind == .io || archiveError.kind == .damagedCompression {
+            throw error
+        }
+        if var probe = try? open(), let found = try? probe.skimEnvelope() {
+            if let version = found.version, version > ArchiveFormat.newestVersion {
+                throw ArchiveError.unsupportedVersion(found: version)
+            }
+            if found.dialect == .android {
+                throw ArchiveError.androidDialect
+            }
+        }
+        throw error
+    }
+
+    private func open() throws -> EnvelopeParser {
+        let file = try SystemFile.openForReading(path)
+        let kind = try ArchiveSniffer.sniff(file)
+        try file.rewind()
+        let content: ByteSource
+        var gzip: GzipReader?
+        switch kind {
+        case .gzip:
+            gzip = try GzipReader(file: file)
+            content = gzip!
+        case .plainJSON:
+            content = file
+        }
+        let counted = CountingSource(content, limit: limits.maxUncompressedBytes)
+        let scanner = JSONScanner(source: counted, limits: limits)
+        var summary = ArchiveSummary()
+        summary.isCompressed = kind == .gzip
+        summary.fileBytes = file.size()
+        return EnvelopeParser(scanner: scanner, counted: counted, summary: summary)
+    }
+}
+
+extension ArchiveError {
+    static let androidDialect = ArchiveError(
+        .unsupportedFeature,
+        "this is an export of the Android app (its dates are epoch numbers); this version of pulse-archive does not read the Android dialect yet"
+    )
+}
+
+/// Tells a gzip file from a plain JSON one by its first bytes.
+enum ArchiveSniffer {
+    enum Kind { case gzip, plainJSON }
+
+    static func sniff(_ file: SystemFile) throws -> Kind {
+        var head = [UInt8](repeating: 0, count: 4096)
+        let n = try head.withUnsafeMutableBytes { try file.read(into: $0) }
+        guard n > 0 else { throw ArchiveError.notAnArchive("the file \(file.path) is empty") }
+        if n >= 2, head[0] == 0x1F, head[1] == 0x8B { return .gzip }
+        var i = 0
+        if n >= 3, head[0] == 0xEF, head[1] == 0xBB, head[2] == 0xBF { i = 3 }
+        while i < n, [0x20, 0x0A, 0x0D, 0x09].contains(head[i]) { i += 1 }
+        if i < n, head[i] == 0x7B { return .plainJSON }
+        throw ArchiveError.notAnArchive("\(file.path) is neither gzip nor a JSON object")
+    }
+}
+
+/// The state of one pass over the top-level object.
+struct EnvelopeParser {
+    let scanner: JSONScanner
+    let counted: CountingSource
+    var summary: ArchiveSummary
+    private(set) var sawFormatVersion = false
+    private var scratch: [UInt8] = []
+    private var keysSeen = Set<String>()
+    private var unknownFields: [String: [String: Int]] = [:]
+
+    init(scanner: JSONScanner, counted: CountingSource, summary: ArchiveSummary) {
+        self.scanner = scanner
+        self.counted = counted
+        self.summary = summary
+    }
+
+    /// Envelope keys the app requires besides the tables.
+    private static let requiredKeys = ["exportedAt", "appVersion", "counts", "settings", "attachments"]
+
+    mutating func readEnvelope<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
+        try scanner.skipByteOrderMark()
+        try scanner.expect(0x7B, "'{' to open the archive object")
+        if try !scanner.consumeIfClosing(0x7D) {
+            repeat {
+                let key = try scanner.readString(scratch: &scratch)
+                try scanner.expect(0x3A, "':'")
+                guard keysSeen.insert(key).inserted else {
+                    throw ArchiveError.notAnArchive("the top-level key \"\(key)\" appears twice")
+                }
+                try readMember(key, into: &visitor)
+            } while try scanner.continues(closer: 0x7D)
+        }
+        try scanner.expectEnd()
+        guard sawFormatVersion else { throw ArchiveError.notAnArchive("missing formatVersion") }
+        for key in Self.requiredKeys where !keysSeen.contains(key) {
+            throw ArchiveError.notAnArchive("missing required key \"\(key)\"")
+        }
+        for table in ArchiveTable.all where table.isRequired && !keysSeen.contains(table.key) {
+            throw ArchiveError.notAnArchive("missing required table \"\(table.key)\"")
+        }
+    }
+
+    mutating func finishSummary() {
+        summary.jsonBytes = counted.count
+        for (table, fields) in unknownFields.sorted(by: { $0.key < $1.key }) {
+            for (field, count) in fields.sorted(by: { $0.key < $1.key }) {
+                summary.warnings.append(ArchiveWarning(
+                    table: table,
+                    message: "\(table): unknown field \"\(field)\" in \(count) row\(count == 1 ? "" : "s") (ignored)"))
+            }
+        }
+    }
+
+    private mutating func readMember<Visitor: ArchiveVisitor>(_ key: String, into visitor: inout Visitor) throws {
+        switch key {
+        case "formatVersion":
+            try readFormatVersion()
+        case "exportedAt":
+            guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
+            if c == 0x2D || (c >= 0x30 && c <= 0x39) { throw ArchiveError.androidDialect }
+            summary.exportedAt = try readDate(at: "exportedAt")
+        case "appVersion":
+            summary.appVersion = try readStringValue(at: "appVersion")
+        case "counts":
+            try readCounts()
+        case "settings":
+            try readSettings(into: &visitor)
+        case "attachments":
+            try readAttachments(into: &visitor)
+        default:
+            if let table = ArchiveTable.named(key) {
+                try readTable(table, into: &visitor)
+            } else {
+                summary.warnings.append(ArchiveWarning(table: nil, message: "unknown top-level key \"\(key)\" (ignored)"))
+                try scanner.skipValue(depth: 1)
+            }
+        }
+    }
+
+    private mutating func readFormatVersion() throws {
+        guard let c = try scanner.peek(), c == 0x2D || (c >= 0x30 && c <= 0x39) else {
+            throw ArchiveError.notAnArchive("missing formatVersion (it is not an integer)")
+        }
+        try scanner.readNumberLiteral(into: &scratch)
+        guard let version = ValueParsing.integer(scratch) else {
+            throw ArchiveError.notAnArchive("missing formatVersion (\(String(decoding: scratch, as: UTF8.self)) is not an integer)")
+        }
+        sawFormatVersion = true
+        if version > ArchiveFormat.newestVersion { throw ArchiveError.unsupportedVersion(found: version) }
+        if version < ArchiveFormat.oldestVersion {
+            throw ArchiveError.notAnArchive("formatVersion \(version) is below \(ArchiveFormat.oldestVersion), which no PulseLoop app writes")
+        }
+        summary.formatVersion = version
+    }
+
+    // MARK: - Envelope values
+
+    private mutating func readStringValue(at location: String) throws -> String {
+        try requireKind(0x22, "a string", at: location)
+        return try scanner.readString(scratch: &scratch)
+    }
+
+    private mutating func readDate(at location: String) throws -> Int64 {
+        try requireKind(0x22, "a date string", at: location)
+        try scanner.readStringBytes(into: &scratch)
+        guard let millis = scratch.withUnsafeBufferPointer({ ArchiveDate.parse($0) }) else {
+            throw invalid(location, "unrecognized date \(ValueParsing.quoted(scratch))")
+        }
+        return millis
+    }
+
+    private mutating func readCounts() throws {
+        try requireKind(0x7B, "an object", at: "counts")
+        try scanner.expect(0x7B, "'{'")
+        try scanner.checkDepth(2)
+        if try scanner.consumeIfClosing(0x7D) { return }
+        repeat {
+            let name = try scanner.readString(scratch: &scratch)
+            try scanner.expect(0x3A, "':'")
+            try requireKind(0x30, "an integer", at: "counts.\(name)")
+            try scanner.readNumberLiteral(into: &scratch)
+            guard let count = ValueParsing.integer(scratch) else {
+                throw invalid("counts.\(name)", "\(String(decoding: scratch, as: UTF8.self)) is not a 64-bit integer")
+            }
+            summary.declaredCounts[name] = count
+        } while try scanner.continues(closer: 0x7D)
+    }
+
+    private mutating func readSettings<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
+        try requireKind(0x7B, "an object", at: "settings")
+        try scanner.expect(0x7B, "'{'")
+        try scanner.checkDepth(2)
+        if try scanner.consumeIfClosing(0x7D) { return }
+        var keys = Set<String>()
+        repeat {
+            let name = try scanner.readString(scratch: &scratch)
+            try scanner.expect(0x3A, "':'")
+            guard keys.insert(name).inserted else {
+                throw ArchiveError(.duplicateKey, "the settings key \"\(name)\" appears twice")
+            }
+            let value = try readStringValue(at: "settings.\(name)")
+            try visitor.visitSetting(key: name, value: value)
+            summary.settingsCount += 1
+        } while try scanner.continues(closer: 0x7D)
+    }
+
+    private mutating func readAttachments<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
+        try requireKind(0x5B, "an array", at: "attachments")
+        try scanner.expect(0x5B, "'['")
+        try scanner.checkDepth(2)
+        if try scanner.consumeIfClosing(0x5D) { return }
+        var names = Set<String>()
+        var index = 0
+        repeat {
+            let location = "attachments[\(index)]"
+            try requireKind(0x7B, "an object", at: location)
+            try scanner.expect(0x7B, "'{'")
+            try scanner.checkDepth(3)
+            var name: String?
+            var contents: [UInt8]?
+            if try !scanner.consumeIfClosing(0x7D) {
+                repeat {
+                    let key = try scanner.readString(scratch: &scratch)
+                    try scanner.expect(0x3A, "':'")
+                    switch key {
+                    case "file":
+                        name = try readStringValue(at: "\(location).file")
+                    case "base64":
+                        try requireKind(0x22, "a string", at: "\(location).base64")
+                        try scanner.readStringBytes(into: &scratch)
+                        guard let data = Data(base64Encoded: Data(scratch)) else {
+                            throw invalid("\(location).base64", "invalid base64")
+                        }
+                        contents = [UInt8](data)
+                    default:
+                        unknownFields["attachments", default: [:]][key, default: 0] += 1
+                        try scanner.skipValue(depth: 3)
+                    }
+                } while try scanner.continues(closer: 0x7D)
+            }
+            guard let name else { throw invalid(location, "missing required field \"file\"") }
+            guard let contents else { throw invalid(location, "missing required field \"base64\"") }
+            try AttachmentName.validate(name)
+            guard names.insert(name).inserted else {
+                throw ArchiveError(.duplicateKey, "the attachment name \"\(name)\" appears twice")
+            }
+            try visitor.visitAttachment(name: name, contents: contents)
+            summary.attachmentsCount += 1
+            index += 1
+        } while try scanner.continues(closer: 0x5D)
+    }
+
+    // MARK: - Tables
+
+    private mutating func readTable<Visitor: ArchiveVisitor>(_ table: ArchiveTable, into visitor: inout Visitor) throws {
+        try requireKind(0x5B, "an array", at: table.key)
+        try scanner.expect(0x5B, "'['")
+        try scanner.checkDepth(2)
+        try visitor.beginTable(table)
+        var decoder = RowDecoder(table: table)
+        var index = 0
+        if try !scanner.consumeIfClosing(0x5D) {
+            repeat {
+                let row = try decoder.readRow(scanner, index: index, scratch: &scratch)
+                try visitor.visit(row: row, at: index, of: table)
+                index += 1
+            } while try scanner.continues(closer: 0x5D)
+        }
+        for (field, count) in decoder.unknownFields {
+            unknownFields[table.key, default: [:]][field, default: 0] += count
+        }
+        summary.rowsFound[table.key] = index
+        try visitor.endTable(table, rowCount: index)
+    }
+
+    // MARK: - Helpers
+
+    private func requireKind(_ opener: UInt8, _ expected: String, at location: String) throws {
+        guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
+        let matches = opener == 0x30 ? (c == 0x2D || (c >= 0x30 && c <= 0x39)) : c == opener
+        if !matches { throw invalid(location, "expected \(expected), found \(ValueParsing.jsonKind(c))") }
+    }
+
+    private func invalid(_ location: String, _ detail: String) -> ArchiveError {
+        ArchiveError(.invalidValue, "\(location): \(detail)")
+    }
+
+    // MARK: - Skimming
+
+    /// The version and dialect, from a pass that reads only the top-level scalars.
+    mutating func skimEnvelope() throws -> (version: Int64?, dialect: ArchiveDialect?) {
+        var version: Int64?
+        var dialect: ArchiveDialect?
+        try scanner.skipByteOrderMark()
+        try scanner.expect(0x7B, "'{'")
+        if try scanner.consumeIfClosing(0x7D) { return (nil, nil) }
+        repeat {
+            let key = try scanner.readString(scratch: &scratch)
+            try scanner.expect(0x3A, "':'")
+            let c = try scanner.peek()
+            let isNumber = c.map { $0 == 0x2D || ($0 >= 0x30 && $0 <= 0x39) } ?? false
+            if key == "formatVersion", isNumber {
+                try scanner.readNumberLiteral(into: &scratch)
+                version = ValueParsing.integer(scratch)
+            } else if key == "exportedAt" {
+                dialect = isNumber ? .android : .ios
+                try scanner.skipValue(depth: 1)
+            } else {
+                try scanner.skipValue(depth: 1)
+            }
+        } while try scanner.continues(closer: 0x7D)
+        return (version, dialect)
+    }
+}

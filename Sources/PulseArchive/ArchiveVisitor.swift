@@ -1,0 +1,74 @@
+/// Receives an archive's content as the reader streams through it, one row at a time.
+///
+/// The reader has checked each value's type, but not what needs the whole table (unique keys)
+/// and not yet the format version, which may come after the tables: a visitor stages rows,
+/// it does not apply them, until `read` returns.
+public protocol ArchiveVisitor {
+    mutating func beginTable(_ table: ArchiveTable) throws
+    mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws
+    mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws
+    mutating func visitSetting(key: String, value: String) throws
+    mutating func visitAttachment(name: String, contents: [UInt8]) throws
+}
+
+extension ArchiveVisitor {
+    public mutating func beginTable(_ table: ArchiveTable) throws {}
+    public mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {}
+    public mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws {}
+    public mutating func visitSetting(key: String, value: String) throws {}
+    public mutating func visitAttachment(name: String, contents: [UInt8]) throws {}
+}
+
+/// A visitor that only lets the reader check every value.
+public struct DiscardingVisitor: ArchiveVisitor {
+    public init() {}
+}
+
+/// Something worth telling the user that does not stop the read.
+public struct ArchiveWarning: Sendable, Equatable, CustomStringConvertible {
+    /// The table concerned (an archive key), or nil for the envelope.
+    public let table: String?
+    public let message: String
+
+    public init(table: String?, message: String) {
+        self.table = table
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// What a read found in an archive.
+public struct ArchiveSummary: Sendable, Equatable {
+    public var formatVersion: Int64 = 0
+    public var dialect: ArchiveDialect = .ios
+    public var appVersion: String = ""
+    /// Milliseconds since 1970.
+    public var exportedAt: Int64 = 0
+    /// The file's `counts`, as declared (never trusted).
+    public var declaredCounts: [String: Int64] = [:]
+    /// Rows actually found, per table key present in the file.
+    public var rowsFound: [String: Int] = [:]
+    public var settingsCount = 0
+    public var attachmentsCount = 0
+    public var isCompressed = false
+    /// Size of the file on disk.
+    public var fileBytes: Int64 = 0
+    /// Size of the JSON text (after decompression).
+    public var jsonBytes: Int64 = 0
+    public var warnings: [ArchiveWarning] = []
+
+    /// Tables whose declared count differs from the rows found, with both numbers.
+    public var countMismatches: [(table: String, declared: Int64?, found: Int)] {
+        var result: [(String, Int64?, Int)] = []
+        for table in ArchiveTable.all {
+            let found = rowsFound[table.key]
+            let declared = declaredCounts[table.key]
+            if let found, declared != Int64(found), declared != nil || found > 0 {
+                result.append((table.key, declared, found))
+            }
+        }
+        return result
+    }
+
+}

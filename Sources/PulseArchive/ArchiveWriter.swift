@@ -1,0 +1,161 @@
+import Foundation
+
+/// What an archive is written from: a store, or generated data. Each method streams.
+public protocol ArchiveContent {
+    /// The number of rows `forEachRow` will deliver for `table`.
+    func rowCount(of table: ArchiveTable) throws -> Int
+    func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws
+    /// Settings in key order (UTF-8 bytes).
+    func forEachSetting(_ body: (_ key: String, _ value: String) throws -> Void) throws
+    /// Attachments in name order (UTF-8 bytes).
+    func forEachAttachment(_ body: (_ name: String, _ contents: [UInt8]) throws -> Void) throws
+}
+
+/// How to write an archive.
+public struct ArchiveWriterOptions: Sendable {
+    /// 2 (default) writes every table; 1 leaves out `readinessDailies`, which apps on the
+    /// format-1 line cannot import.
+    public var formatVersion: Int64
+    public var appVersion: String
+    /// Milliseconds since 1970.
+    public var exportedAt: Int64
+
+    public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64) {
+        self.formatVersion = formatVersion
+        self.appVersion = appVersion
+        self.exportedAt = exportedAt
+    }
+
+    /// The tables this format version carries.
+    public var tables: [ArchiveTable] {
+        formatVersion >= 2 ? ArchiveTable.all : ArchiveTable.all.filter { $0 != .readinessDailies }
+    }
+}
+
+/// Writes an archive in the app's dialect, one row at a time.
+///
+/// The envelope's small keys come first (`appVersion`, `counts`, `exportedAt`,
+/// `formatVersion`) so a reader learns the version early; the rest follow sorted by key.
+public enum ArchiveWriter {
+    /// Writes `content` to `sink` and finishes the sink.
+    /// - Returns: the rows written per table key.
+    /// - Throws: `ArchiveError` when a row breaks the format (a required field without a
+    ///   value) or when the content changed while it was written.
+    @discardableResult
+    public static func write(_ content: some ArchiveContent, options: ArchiveWriterOptions, to sink: ByteSink) throws -> [String: Int] {
+        guard (ArchiveFormat.oldestVersion...ArchiveFormat.newestVersion).contains(options.formatVersion) else {
+            throw ArchiveError(.unsupportedFeature, "cannot write format \(options.formatVersion): this tool writes formats 1 and 2")
+        }
+        let out = JSONOutput(sink: sink)
+        let tables = options.tables
+        var counts: [String: Int] = [:]
+        for table in tables { counts[table.key] = try content.rowCount(of: table) }
+
+        out.byte(0x7B)
+        out.key(Array("appVersion".utf8)); out.string(options.appVersion); out.byte(0x2C)
+        out.key(Array("counts".utf8)); out.byte(0x7B)
+        for (i, table) in tables.sortedByKeyBytes().enumerated() {
+            if i > 0 { out.byte(0x2C) }
+            out.key(Array(table.key.utf8)); out.int(Int64(counts[table.key]!))
+        }
+        out.byte(0x7D); out.byte(0x2C)
+        out.key(Array("exportedAt".utf8)); try out.date(options.exportedAt); out.byte(0x2C)
+        out.key(Array("formatVersion".utf8)); out.int(options.formatVersion)
+
+        var sections: [(String, Section)] = tables.map { ($0.key, .table($0)) }
+        sections.append(("settings", .settings))
+        sections.append(("attachments", .attachments))
+        sections.sort { utf8Precedes($0.0, $1.0) }
+
+        for (key, section) in sections {
+            out.byte(0x2C)
+            out.key(Array(key.utf8))
+            switch section {
+            case .table(let table):
+                let written = try writeRows(of: table, from: content, to: out)
+                guard written == counts[table.key] else {
+                    throw ArchiveError(.io, "\(table.key) changed while it was exported (\(counts[table.key]!) rows counted, \(written) written)")
+                }
+            case .settings:
+                out.byte(0x7B)
+                var first = true
+                try content.forEachSetting { key, value in
+                    if !first { out.byte(0x2C) }
+                    first = false
+                    out.key(Array(key.utf8)); out.string(value)
+                    try out.flushIfFull()
+                }
+                out.byte(0x7D)
+            case .attachments:
+                out.byte(0x5B)
+                var first = true
+                try content.forEachAttachment { name, contents in
+                    if !first { out.byte(0x2C) }
+                    first = false
+                    out.byte(0x7B)
+                    out.key(Array("base64".utf8)); out.string(Data(contents).base64EncodedString()); out.byte(0x2C)
+                    out.key(Array("file".utf8)); out.string(name)
+                    out.byte(0x7D)
+                    try out.flushIfFull()
+                }
+                out.byte(0x5D)
+            }
+        }
+        out.byte(0x7D)
+        try out.flush()
+        try sink.finish()
+        return counts
+    }
+
+    private static func writeRows(of table: ArchiveTable, from content: some ArchiveContent, to out: JSONOutput) throws -> Int {
+        let names = table.fields.map { Array($0.name.utf8) }
+        var written = 0
+        out.byte(0x5B)
+        try content.forEachRow(of: table) { row in
+            if written > 0 { out.byte(0x2C) }
+            try writeRow(row, of: table, names: names, index: written, to: out)
+            written += 1
+            try out.flushIfFull()
+        }
+        out.byte(0x5D)
+        return written
+    }
+
+    /// One row object, keys sorted, nil optionals omitted.
+    static func writeRow(_ row: ArchiveRow, of table: ArchiveTable, names: [[UInt8]], index: Int, to out: JSONOutput) throws {
+        out.byte(0x7B)
+        var first = true
+        for i in table.sortedFieldIndices {
+            let value = row[i]
+            if value.isNull {
+                if table.fields[i].isOptional { continue }
+                throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: the required field \"\(table.fields[i].name)\" has no value")
+            }
+            if !first { out.byte(0x2C) }
+            first = false
+            out.key(names[i])
+            switch value {
+            case .null: break
+            case .int(let v): out.int(v)
+            case .double(let v): out.double(v)
+            case .bool(let v): out.bool(v)
+            case .string(let v): out.string(v)
+            case .date(let v): try out.date(v)
+            }
+        }
+        out.byte(0x7D)
+    }
+}
+
+private enum Section { case table(ArchiveTable), settings, attachments }
+
+extension Array where Element == ArchiveTable {
+    func sortedByKeyBytes() -> [ArchiveTable] {
+        sorted { utf8Precedes($0.key, $1.key) }
+    }
+}
+
+/// The order of keys in the app's files: by UTF-8 bytes, not by Unicode collation.
+func utf8Precedes(_ a: String, _ b: String) -> Bool {
+    a.utf8.lexicographicallyPrecedes(b.utf8)
+}

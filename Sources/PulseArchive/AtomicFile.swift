@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file written under a temporary name beside its target and renamed into place only when
+/// complete and flushed, so the target never holds a partial file, even after kill -9.
+public final class AtomicFile {
+    public let targetPath: String
+    public let temporaryPath: String
+    public let file: SystemFile
+    private var committed = false
+
+    /// - Throws: when the target exists (a backup is never overwritten) or the directory is
+    ///   not writable.
+    public init(targetPath: String) throws {
+        self.targetPath = targetPath
+        if access(targetPath, F_OK) == 0 {
+            throw ArchiveError(.io, "\(targetPath) already exists; choose another name (pulse-archive never overwrites a file)")
+        }
+        let directory = Self.directory(of: targetPath)
+        let name = targetPath.split(separator: "/").last.map(String.init) ?? targetPath
+        self.temporaryPath = "\(directory)/.\(name).partial-\(getpid())"
+        _ = unlink(temporaryPath)
+        self.file = try SystemFile.createExclusive(temporaryPath)
+    }
+
+    deinit {
+        if !committed { _ = unlink(temporaryPath) }
+    }
+
+    /// Flushes, closes and renames the file into place, then flushes the directory entry.
+    public func commit() throws {
+        try file.sync()
+        try file.close()
+        // link(2) fails if the target appeared meanwhile: never replace someone else's file.
+        guard link(temporaryPath, targetPath) == 0 else {
+            throw ArchiveError(.io, "cannot create \(targetPath): \(errnoText())")
+        }
+        committed = true
+        _ = unlink(temporaryPath)
+        let directory = open(Self.directory(of: targetPath), O_RDONLY | O_CLOEXEC)
+        if directory >= 0 {
+            _ = fsync(directory)
+            _ = close(directory)
+        }
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

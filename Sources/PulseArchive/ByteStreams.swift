@@ -1,0 +1,54 @@
+/// A stream of bytes to read from: a file, or the inflated content of a gzip file.
+public protocol ByteSource: AnyObject {
+    /// Fills the start of `buffer`; returns the number of bytes, 0 only at the end.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+/// A stream of bytes to write to: a file, or a gzip deflater in front of one.
+public protocol ByteSink: AnyObject {
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+    /// Writes whatever is buffered and ends the stream (the gzip trailer, for example).
+    func finish() throws
+}
+
+extension SystemFile: ByteSource {}
+
+/// Writes straight to a file.
+public final class FileSink: ByteSink {
+    public let file: SystemFile
+    public private(set) var bytesWritten: Int64 = 0
+
+    public init(_ file: SystemFile) { self.file = file }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try file.write(bytes)
+        bytesWritten += Int64(bytes.count)
+    }
+
+    public func finish() throws {}
+}
+
+/// Counts what passes through and stops a source that grows past a limit, so a hostile
+/// file cannot make a reader work forever.
+final class CountingSource: ByteSource {
+    private let base: ByteSource
+    private let limit: Int64
+    private(set) var count: Int64 = 0
+
+    init(_ base: ByteSource, limit: Int64) {
+        self.base = base
+        self.limit = limit
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = try base.read(into: buffer)
+        count += Int64(n)
+        if count > limit {
+            throw ArchiveError(
+                .limitExceeded,
+                "the archive's content passes the maximum uncompressed size of \(limit) bytes (ArchiveLimits.maxUncompressedBytes)"
+            )
+        }
+        return n
+    }
+}

@@ -1,0 +1,329 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A pull tokenizer over a byte stream: the caller asks for the next value of the type it
+/// expects, and nothing larger than one string is ever held.
+///
+/// Strict JSON (RFC 8259): no comments, no trailing commas, no unescaped control characters,
+/// no lone surrogate escapes, valid UTF-8 in strings.
+final class JSONScanner {
+    private let source: ByteSource
+    private let buffer: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    private var position = 0
+    private var end = 0
+    private var bytesBeforeBuffer: Int64 = 0
+    private var sourceEnded = false
+    let limits: ArchiveLimits
+
+    init(source: ByteSource, limits: ArchiveLimits, capacity: Int = 256 * 1024) {
+        self.source = source
+        self.limits = limits
+        self.capacity = capacity
+        self.buffer = .allocate(capacity: capacity)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Offset of the next unread byte from the start of the JSON text.
+    var offset: Int64 { bytesBeforeBuffer + Int64(position) }
+
+    // MARK: - Bytes
+
+    /// Loads more bytes; false when the source is exhausted and the buffer is empty.
+    private func refill() throws -> Bool {
+        if position < end { return true }
+        if sourceEnded { return false }
+        bytesBeforeBuffer += Int64(end)
+        position = 0
+        end = 0
+        let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+        if n == 0 { sourceEnded = true; return false }
+        end = n
+        return true
+    }
+
+    /// The next byte that is not whitespace, without consuming it; nil at the end of input.
+    func peek() throws -> UInt8? {
+        while true {
+            while position < end {
+                let c = buffer[position]
+                if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { position += 1 } else { return c }
+            }
+            if try !refill() { return nil }
+        }
+    }
+
+    /// Skips a UTF-8 byte order mark at the very start.
+    func skipByteOrderMark() throws {
+        guard try refill(), offset == 0 else { return }
+        if end - position >= 3, buffer[position] == 0xEF, buffer[position + 1] == 0xBB, buffer[position + 2] == 0xBF {
+            position += 3
+        }
+    }
+
+    @inline(__always) func advance() { position += 1 }
+
+    private func nextRawByte() throws -> UInt8 {
+        if position >= end, try !refill() { throw unexpectedEnd() }
+        let c = buffer[position]
+        position += 1
+        return c
+    }
+
+    /// Consumes `byte` (after whitespace) or throws naming `expectation`.
+    func expect(_ byte: UInt8, _ expectation: @autoclosure () -> String) throws {
+        guard let c = try peek() else { throw unexpectedEnd() }
+        guard c == byte else { throw syntaxError("expected \(expectation()), found \(describe(c))") }
+        position += 1
+    }
+
+    /// After a member or element: consumes `,` and returns true, or consumes `closer` and
+    /// returns false.
+    func continues(closer: UInt8) throws -> Bool {
+        guard let c = try peek() else { throw unexpectedEnd() }
+        if c == 0x2C { position += 1; return true }
+        if c == closer { position += 1; return false }
+        throw syntaxError("expected ',' or '\(Character(Unicode.Scalar(closer)))', found \(describe(c))")
+    }
+
+    /// Consumes `closer` if it comes next (an empty object or array).
+    func consumeIfClosing(_ closer: UInt8) throws -> Bool {
+        guard let c = try peek() else { throw unexpectedEnd() }
+        if c == closer { position += 1; return true }
+        return false
+    }
+
+    /// Requires that nothing but whitespace follows.
+    func expectEnd() throws {
+        if let c = try peek() { throw syntaxError("unexpected \(describe(c)) after the end of the JSON object") }
+    }
+
+    // MARK: - Strings
+
+    /// Reads a string (the opening quote next) into `out`, escapes decoded, as raw UTF-8.
+    func readStringBytes(into out: inout [UInt8]) throws {
+        out.removeAll(keepingCapacity: true)
+        try expect(0x22, "a string")
+        while true {
+            // Fast path: copy the run of plain bytes within the buffer.
+            var i = position
+            while i < end {
+                let c = buffer[i]
+                if c == 0x22 || c == 0x5C || c < 0x20 { break }
+                i += 1
+            }
+            if i > position {
+                out.append(contentsOf: UnsafeBufferPointer(start: buffer + position, count: i - position))
+                position = i
+                if out.count > limits.maxStringBytes { throw stringTooLong() }
+            }
+            if position >= end {
+                if try !refill() { throw unexpectedEnd() }
+                continue
+            }
+            let c = buffer[position]
+            position += 1
+            if c == 0x22 { return }
+            if c < 0x20 { throw syntaxError("unescaped control character \(describe(c)) in a string") }
+            try readEscape(into: &out)
+            if out.count > limits.maxStringBytes { throw stringTooLong() }
+        }
+    }
+
+    /// Reads a string and checks that it is valid UTF-8.
+    func readString(scratch: inout [UInt8]) throws -> String {
+        try readStringBytes(into: &scratch)
+        return try Self.string(scratch) { self.syntaxError("a string is not valid UTF-8") }
+    }
+
+    static func string(_ bytes: [UInt8], orThrow error: () -> ArchiveError) throws -> String {
+        // Pure ASCII is common and needs no validation beyond the byte range.
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw error() }
+        return text
+    }
+
+    private func readEscape(into out: inout [UInt8]) throws {
+        let c = try nextRawByte()
+        switch c {
+        case 0x22, 0x5C, 0x2F: out.append(c)
+        case 0x62: out.append(0x08)
+        case 0x66: out.append(0x0C)
+        case 0x6E: out.append(0x0A)
+        case 0x72: out.append(0x0D)
+        case 0x74: out.append(0x09)
+        case 0x75:
+            var scalar = try readHex4()
+            if (0xD800...0xDBFF).contains(scalar) {
+                guard try nextRawByte() == 0x5C, try nextRawByte() == 0x75 else {
+                    throw syntaxError("a \\u escape holds a lone high surrogate, which is no Unicode character")
+                }
+                let low = try readHex4()
+                guard (0xDC00...0xDFFF).contains(low) else {
+                    throw syntaxError("a \\u escape holds a high surrogate not followed by a low one")
+                }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00...0xDFFF).contains(scalar) {
+                throw syntaxError("a \\u escape holds a lone low surrogate, which is no Unicode character")
+            }
+            appendUTF8(Unicode.Scalar(scalar)!, to: &out)
+        default:
+            throw syntaxError("invalid escape \\\(describe(c)) in a string")
+        }
+    }
+
+    private func readHex4() throws -> UInt32 {
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let c = try nextRawByte()
+            let digit: UInt32
+            switch c {
+            case 0x30...0x39: digit = UInt32(c - 0x30)
+            case 0x41...0x46: digit = UInt32(c - 0x41 + 10)
+            case 0x61...0x66: digit = UInt32(c - 0x61 + 10)
+            default: throw syntaxError("invalid \\u escape: \(describe(c)) is not a hex digit")
+            }
+            value = value << 4 | digit
+        }
+        return value
+    }
+
+    private func appendUTF8(_ scalar: Unicode.Scalar, to out: inout [UInt8]) {
+        for unit in UTF8.encode(scalar)! { out.append(unit) }
+    }
+
+    private func stringTooLong() -> ArchiveError {
+        ArchiveError(.limitExceeded, "a string near byte \(offset) is longer than the limit of \(limits.maxStringBytes) bytes")
+    }
+
+    // MARK: - Numbers and literals
+
+    /// Reads a number literal into `out`, checking the JSON grammar and the length limit.
+    func readNumberLiteral(into out: inout [UInt8]) throws {
+        out.removeAll(keepingCapacity: true)
+        guard try peek() != nil else { throw unexpectedEnd() }
+        func take() throws -> UInt8? {
+            if position >= end, try !refill() { return nil }
+            let c = buffer[position]
+            let isNumberByte = (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x2B || c == 0x2E || c == 0x45 || c == 0x65
+            guard isNumberByte else { return nil }
+            position += 1
+            out.append(c)
+            if out.count > limits.maxNumberLength {
+                throw ArchiveError(.limitExceeded, "a number literal near byte \(offset) is longer than the limit of \(limits.maxNumberLength) characters")
+            }
+            return c
+        }
+        while try take() != nil {}
+        guard Self.isValidNumber(out) else {
+            throw syntaxError("invalid number \(String(decoding: out, as: UTF8.self).debugDescription)")
+        }
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
+    static func isValidNumber(_ s: [UInt8]) -> Bool {
+        var i = 0
+        func digits() -> Int {
+            let start = i
+            while i < s.count, s[i] >= 0x30, s[i] <= 0x39 { i += 1 }
+            return i - start
+        }
+        if i < s.count, s[i] == 0x2D { i += 1 }
+        guard i < s.count else { return false }
+        if s[i] == 0x30 { i += 1 } else if digits() == 0 { return false }
+        if i < s.count, s[i] == 0x2E {
+            i += 1
+            if digits() == 0 { return false }
+        }
+        if i < s.count, s[i] == 0x45 || s[i] == 0x65 {
+            i += 1
+            if i < s.count, s[i] == 0x2B || s[i] == 0x2D { i += 1 }
+            if digits() == 0 { return false }
+        }
+        return i == s.count
+    }
+
+    /// Reads `true`, `false` or `null`.
+    func readLiteral() throws -> FieldValue {
+        guard let c = try peek() else { throw unexpectedEnd() }
+        let word: [UInt8], value: FieldValue
+        switch c {
+        case 0x74: word = Array("true".utf8); value = .bool(true)
+        case 0x66: word = Array("false".utf8); value = .bool(false)
+        case 0x6E: word = Array("null".utf8); value = .null
+        default: throw syntaxError("unexpected \(describe(c))")
+        }
+        for expected in word {
+            guard try nextRawByte() == expected else { throw syntaxError("invalid literal (expected \(String(decoding: word, as: UTF8.self)))") }
+        }
+        return value
+    }
+
+    // MARK: - Skipping
+
+    /// Skips one value of any shape without recursion. `depth` is the nesting level of the
+    /// value's container; nesting is counted against the limit even in values nobody reads.
+    func skipValue(depth: Int) throws {
+        var openObjects: [Bool] = []  // the containers entered, innermost last (true = object)
+        var scratch: [UInt8] = []
+        while true {
+            guard let c = try peek() else { throw unexpectedEnd() }
+            switch c {
+            case 0x7B, 0x5B:  // { [
+                advance()
+                try checkDepth(depth + openObjects.count + 1)
+                let isObject = c == 0x7B
+                if try !consumeIfClosing(isObject ? 0x7D : 0x5D) {
+                    openObjects.append(isObject)
+                    if isObject { try readMemberName(scratch: &scratch) }
+                    continue
+                }
+            case 0x22:
+                try readStringBytes(into: &scratch)
+            case 0x2D, 0x30...0x39:
+                try readNumberLiteral(into: &scratch)
+            default:
+                _ = try readLiteral()
+            }
+            // A whole value was read: close finished containers, or move to the next member.
+            while let isObject = openObjects.last {
+                if try continues(closer: isObject ? 0x7D : 0x5D) {
+                    if isObject { try readMemberName(scratch: &scratch) }
+                    break
+                }
+                openObjects.removeLast()
+            }
+            if openObjects.isEmpty { return }
+        }
+    }
+
+    private func readMemberName(scratch: inout [UInt8]) throws {
+        try readStringBytes(into: &scratch)
+        try expect(0x3A, "':'")
+    }
+
+    func checkDepth(_ depth: Int) throws {
+        if depth > limits.maxDepth {
+            throw ArchiveError(.limitExceeded, "JSON nesting near byte \(offset) is deeper than the limit of \(limits.maxDepth) levels")
+        }
+    }
+
+    // MARK: - Errors
+
+    func syntaxError(_ detail: String) -> ArchiveError {
+        .notAnArchive("invalid JSON at byte \(offset): \(detail)")
+    }
+
+    func unexpectedEnd() -> ArchiveError {
+        .notAnArchive("the JSON text ends early at byte \(offset): the file is incomplete")
+    }
+
+    func describe(_ c: UInt8) -> String {
+        if c >= 0x20 && c < 0x7F { return "'\(Character(Unicode.Scalar(c)))'" }
+        return "byte 0x\(String(c, radix: 16, uppercase: true))"
+    }
+}

@@ -1,0 +1,182 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Decodes the row objects of one table straight from the scanner into `ArchiveRow`s, each
+/// value checked against its field's type; no intermediate JSON tree is built.
+struct RowDecoder {
+    let table: ArchiveTable
+    /// Field names as bytes, in sorted order, and the field index each maps to.
+    private let sortedNames: [[UInt8]]
+    private let sortedToField: [Int]
+    private var seen: [Bool]
+    private(set) var unknownFields: [String: Int] = [:]
+
+    init(table: ArchiveTable) {
+        self.table = table
+        self.sortedNames = table.sortedFieldIndices.map { Array(table.fields[$0].name.utf8) }
+        self.sortedToField = table.sortedFieldIndices
+        self.seen = Array(repeating: false, count: table.fields.count)
+    }
+
+    mutating func readRow(_ scanner: JSONScanner, index: Int, scratch: inout [UInt8]) throws -> ArchiveRow {
+        guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
+        guard c == 0x7B else {
+            throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: expected a row object, found \(ValueParsing.jsonKind(c))")
+        }
+        scanner.advance()
+        try scanner.checkDepth(3)
+        var row = ArchiveRow(table: table)
+        for i in seen.indices { seen[i] = false }
+        if try !scanner.consumeIfClosing(0x7D) {
+            // Files written with sorted keys hit the hint every time.
+            var hint = 0
+            repeat {
+                try scanner.readStringBytes(into: &scratch)
+                try scanner.expect(0x3A, "':'")
+                guard let sortedIndex = lookup(scratch, hint: hint) else {
+                    let name = try JSONScanner.string(scratch) { ArchiveError(.invalidValue, "\(table.key)[\(index)]: a field name is not valid UTF-8") }
+                    unknownFields[name, default: 0] += 1
+                    try scanner.skipValue(depth: 3)
+                    continue
+                }
+                hint = sortedIndex + 1
+                let fieldIndex = sortedToField[sortedIndex]
+                let field = table.fields[fieldIndex]
+                guard !seen[fieldIndex] else {
+                    throw ArchiveError(.invalidValue, "\(table.key)[\(index)].\(field.name): the field appears twice in the row")
+                }
+                seen[fieldIndex] = true
+                row[fieldIndex] = try readValue(scanner, field: field, location: { "\(table.key)[\(index)].\(field.name)" }, scratch: &scratch)
+            } while try scanner.continues(closer: 0x7D)
+        }
+        for (i, field) in table.fields.enumerated() where !field.isOptional && row[i].isNull {
+            let problem = seen[i] ? "null in the required field" : "missing the required field"
+            throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: \(problem) \"\(field.name)\"")
+        }
+        return row
+    }
+
+    private func lookup(_ name: [UInt8], hint: Int) -> Int? {
+        if hint < sortedNames.count, sortedNames[hint] == name { return hint }
+        return sortedNames.firstIndex(of: name)
+    }
+
+    private func readValue(_ scanner: JSONScanner, field: ArchiveField, location: () -> String, scratch: inout [UInt8]) throws -> FieldValue {
+        guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
+        if c == 0x6E {  // null
+            _ = try scanner.readLiteral()
+            return .null
+        }
+        func mismatch(_ expected: String) -> ArchiveError {
+            ArchiveError(.invalidValue, "\(location()): expected \(expected), found \(ValueParsing.jsonKind(c))")
+        }
+        let isNumber = c == 0x2D || (c >= 0x30 && c <= 0x39)
+        switch field.type {
+        case .string:
+            guard c == 0x22 else { throw mismatch("a string") }
+            return .string(try scanner.readString(scratch: &scratch))
+        case .uuid:
+            guard c == 0x22 else { throw mismatch("a UUID string") }
+            try scanner.readStringBytes(into: &scratch)
+            guard let uuid = scratch.withUnsafeBufferPointer({ CanonicalUUID.canonical($0) }) else {
+                throw ArchiveError(.invalidValue, "\(location()): not a UUID: \(ValueParsing.quoted(scratch))")
+            }
+            return .string(uuid)
+        case .date:
+            if isNumber {
+                try scanner.readNumberLiteral(into: &scratch)
+                throw ArchiveError(.invalidValue, "\(location()): unrecognized date \(String(decoding: scratch, as: UTF8.self)) (dates are ISO-8601 strings)")
+            }
+            guard c == 0x22 else { throw mismatch("a date string") }
+            try scanner.readStringBytes(into: &scratch)
+            guard let millis = scratch.withUnsafeBufferPointer({ ArchiveDate.parse($0) }) else {
+                throw ArchiveError(.invalidValue, "\(location()): unrecognized date \(ValueParsing.quoted(scratch))")
+            }
+            return .date(millis)
+        case .int:
+            guard isNumber else { throw mismatch("an integer") }
+            try scanner.readNumberLiteral(into: &scratch)
+            guard let value = ValueParsing.integer(scratch) else {
+                throw ArchiveError(.invalidValue, "\(location()): \(String(decoding: scratch, as: UTF8.self)) is not an integer within 64 bits")
+            }
+            return .int(value)
+        case .double:
+            guard isNumber else { throw mismatch("a number") }
+            try scanner.readNumberLiteral(into: &scratch)
+            guard let value = ValueParsing.double(&scratch) else {
+                throw ArchiveError(.invalidValue, "\(location()): \(String(decoding: scratch, as: UTF8.self)) is out of the range of a double")
+            }
+            return .double(value)
+        case .bool:
+            guard c == 0x74 || c == 0x66 else { throw mismatch("true or false") }
+            return try scanner.readLiteral()
+        }
+    }
+}
+
+/// Number and text helpers shared by the envelope and row decoders.
+enum ValueParsing {
+    /// The value of a valid JSON number literal if it is an integer within 64 bits. Integral
+    /// literals with a fraction or exponent (`5.0`, `1e3`) count, as they do for the app.
+    static func integer(_ literal: [UInt8]) -> Int64? {
+        if !literal.contains(where: { $0 == 0x2E || $0 == 0x45 || $0 == 0x65 }) {
+            var value: Int64 = 0
+            let negative = literal.first == 0x2D
+            for c in literal.dropFirst(negative ? 1 : 0) {
+                let digit = Int64(c - 0x30)
+                let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+                let (next, o2) = negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
+                if o1 || o2 { return nil }
+                value = next
+            }
+            return value
+        }
+        var copy = literal
+        guard let d = double(&copy), d == d.rounded(), abs(d) < 9.2e18 else { return nil }
+        return Int64(d)
+    }
+
+    /// The finite double value of a valid JSON number literal, or nil when out of range.
+    static func double(_ literal: inout [UInt8]) -> Double? {
+        literal.append(0)
+        defer { literal.removeLast() }
+        let value = literal.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { strtod($0, nil) }
+        }
+        return value.isFinite ? value : nil
+    }
+
+    /// A string value for a message: quoted, and cut short when long.
+    static func quoted(_ bytes: [UInt8]) -> String {
+        let text = String(decoding: bytes.prefix(80), as: UTF8.self)
+        return (bytes.count > 80 ? text + "…" : text).debugDescription
+    }
+
+    static func jsonKind(_ firstByte: UInt8) -> String {
+        switch firstByte {
+        case 0x22: return "a string"
+        case 0x7B: return "an object"
+        case 0x5B: return "an array"
+        case 0x74, 0x66: return "a boolean"
+        case 0x6E: return "null"
+        case 0x2D, 0x30...0x39: return "a number"
+        default: return "invalid JSON"
+        }
+    }
+}
+
+/// The rule that keeps attachment files inside their folder (archive-format.md §6).
+public enum AttachmentName {
+    /// - Throws: `ArchiveError.unsafeAttachmentName` for an empty name, one containing `/`,
+    ///   `\`, `..` or NUL, or one starting with `.`.
+    public static func validate(_ name: String) throws {
+        let unsafe = name.isEmpty || name.contains("/") || name.contains("\\") || name.contains("..")
+            || name.hasPrefix(".") || name.utf8.contains(0)
+        if unsafe {
+            throw ArchiveError(.unsafeAttachmentName, "unsafe attachment name: \(name.debugDescription)")
+        }
+    }
+}

@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open file descriptor, closed when the value is released.
+///
+/// The only place the codec talks to the file system; every file it creates is private to
+/// its owner (0600), whatever the umask, because archives hold health data.
+public final class SystemFile {
+    public let path: String
+    private(set) var fd: Int32
+
+    private init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
+    }
+
+    deinit {
+        if fd >= 0 { _ = Glibc_close(fd) }
+    }
+
+    /// Opens an existing file for reading.
+    public static func openForReading(_ path: String) throws -> SystemFile {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ArchiveError(.io, "cannot open \(path): \(errnoText())") }
+        var info = stat()
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            _ = Glibc_close(fd)
+            throw ArchiveError(.io, "cannot read \(path): it is a directory")
+        }
+        return SystemFile(path: path, fd: fd)
+    }
+
+    /// Creates a new file that must not exist yet, readable and writable by its owner only.
+    public static func createExclusive(_ path: String) throws -> SystemFile {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ArchiveError(.io, "cannot create \(path): \(errnoText())") }
+        _ = fchmod(fd, 0o600)
+        return SystemFile(path: path, fd: fd)
+    }
+
+    /// Reads up to `buffer.count` bytes; 0 means end of file.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            let n = Glibc_read(fd, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw ArchiveError(.io, "cannot read \(path): \(errnoText())")
+        }
+    }
+
+    /// Writes all of `bytes`.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc_write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ArchiveError(.io, "cannot write \(path): \(errnoText())")
+            }
+            offset += n
+        }
+    }
+
+    /// Flushes the file's data to stable storage.
+    public func sync() throws {
+        guard fsync(fd) == 0 else { throw ArchiveError(.io, "cannot flush \(path) to disk: \(errnoText())") }
+    }
+
+    /// The file's size in bytes.
+    public func size() -> Int64 {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
+    /// Closes now, reporting a failure (a full disk can surface only at close).
+    public func close() throws {
+        guard fd >= 0 else { return }
+        let result = Glibc_close(fd)
+        fd = -1
+        guard result == 0 else { throw ArchiveError(.io, "cannot close \(path): \(errnoText())") }
+    }
+}
+
+/// The text of the current `errno`.
+public func errnoText() -> String {
+    String(cString: strerror(errno))
+}
+
+// The C functions, under names that do not clash with the methods above.
+@inline(__always) private func Glibc_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ n: Int) -> Int { read(fd, buf, n) }
+@inline(__always) private func Glibc_write(_ fd: Int32, _ buf: UnsafeRawPointer, _ n: Int) -> Int { write(fd, buf, n) }
+@inline(__always) private func Glibc_close(_ fd: Int32) -> Int32 { close(fd) }
+
+extension SystemFile {
+    /// Reads from the start of the file again.
+    func rewind() throws {
+        guard lseek(fd, 0, SEEK_SET) == 0 else { throw ArchiveError(.io, "cannot seek in \(path): \(errnoText())") }
+    }
+}

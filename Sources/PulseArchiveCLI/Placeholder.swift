@@ -1,0 +1,1 @@
+public enum PulseArchiveCommand { public static func main() {} }

@@ -1,0 +1,2 @@
+import PulseArchiveCLI
+PulseArchiveCommand.main()
