@@ -26,7 +26,7 @@ let package = Package(
         // The SQLite store: schema, migrations, staging, import and export.
         .target(name: "PulseStore", dependencies: ["PulseArchive", "CSQLite"]),
         // Deterministic synthetic ring data for `demo` and the sample archives.
-        .target(name: "PulseDemo", dependencies: ["PulseArchive"]),
+        .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseStore"]),
         // Argument parsing, commands, progress and reports.
         .target(name: "PulseArchiveCLI", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),

@@ -10,10 +10,13 @@ import Foundation
 public struct ArchiveReader {
     public let path: String
     public var limits: ArchiveLimits
+    /// Called every few thousand rows, for a progress display.
+    public var progress: ((ReadProgress) -> Void)?
 
-    public init(path: String, limits: ArchiveLimits = .standard) {
+    public init(path: String, limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) {
         self.path = path
         self.limits = limits
+        self.progress = progress
     }
 
     /// Reads and checks the whole archive, streaming its content to `visitor`.
@@ -71,7 +74,14 @@ public struct ArchiveReader {
         var summary = ArchiveSummary()
         summary.isCompressed = kind == .gzip
         summary.fileBytes = file.size()
-        return EnvelopeParser(scanner: scanner, counted: counted, summary: summary)
+        var parser = EnvelopeParser(scanner: scanner, counted: counted, summary: summary)
+        if let progress {
+            let total = summary.fileBytes
+            parser.reportRows = { rows in
+                progress(ReadProgress(rows: rows, bytesRead: gzip?.compressedBytes ?? counted.count, totalBytes: total))
+            }
+        }
+        return parser
     }
 }
 
@@ -80,6 +90,13 @@ extension ArchiveError {
         .unsupportedFeature,
         "this is an export of the Android app (its dates are epoch numbers); this version of pulse-archive does not read the Android dialect yet"
     )
+}
+
+/// How far a read has come: rows decoded and file bytes consumed.
+public struct ReadProgress: Sendable {
+    public var rows: Int
+    public var bytesRead: Int64
+    public var totalBytes: Int64
 }
 
 /// Tells a gzip file from a plain JSON one by its first bytes.
@@ -108,6 +125,8 @@ struct EnvelopeParser {
     private var scratch: [UInt8] = []
     private var keysSeen = Set<String>()
     private var unknownFields: [String: [String: Int]] = [:]
+    private var rowsRead = 0
+    var reportRows: ((Int) -> Void)?
 
     init(scanner: JSONScanner, counted: CountingSource, summary: ArchiveSummary) {
         self.scanner = scanner
@@ -305,6 +324,8 @@ struct EnvelopeParser {
                 let row = try decoder.readRow(scanner, index: index, scratch: &scratch)
                 try visitor.visit(row: row, at: index, of: table)
                 index += 1
+                rowsRead += 1
+                if rowsRead & 0x3FFF == 0 { reportRows?(rowsRead) }
             } while try scanner.continues(closer: 0x5D)
         }
         for (field, count) in decoder.unknownFields {

@@ -1,0 +1,101 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where a command's output goes: results on stdout, messages and progress on stderr.
+struct Console {
+    var environment: [String: String] = ProcessInfo.processInfo.environment
+
+    func out(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    func err(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    /// The store directory: `--store`, else `$PULSE_STORE`, else `./pulse-store`.
+    func storeDirectory(_ arguments: ParsedArguments) -> String {
+        if let store = arguments.value("--store") { return store }
+        if let store = environment["PULSE_STORE"], !store.isEmpty { return store }
+        return "pulse-store"
+    }
+}
+
+/// A progress line on stderr, redrawn at most a few times a second, only on a terminal.
+final class ProgressLine {
+    private let label: String
+    private let enabled: Bool
+    private let started = Date()
+    private var lastDraw = Date.distantPast
+    private var drawn = false
+
+    init(_ label: String, console: Console, quiet: Bool) {
+        self.label = label
+        self.enabled = !quiet && console.stderrIsTerminal
+    }
+
+    /// Redraws: rows done and rate, and an ETA when the total is known.
+    func update(rows: Int, done: Int64, total: Int64) {
+        guard enabled else { return }
+        let now = Date()
+        guard now.timeIntervalSince(lastDraw) >= 0.2 else { return }
+        lastDraw = now
+        let elapsed = max(now.timeIntervalSince(started), 0.001)
+        var line = "\(label): \(Self.grouped(rows)) rows, \(Self.grouped(Int(Double(rows) / elapsed))) rows/s"
+        if total > 0, done > 0, done <= total {
+            let remaining = elapsed * Double(total - done) / Double(done)
+            line += String(format: ", %d%%, ETA %d:%02d", Int(100 * done / total), Int(remaining) / 60, Int(remaining) % 60)
+        }
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        drawn = true
+    }
+
+    /// Clears the line.
+    func finish() {
+        guard drawn else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        drawn = false
+    }
+
+    static func grouped(_ n: Int) -> String {
+        let digits = String(n)
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0, (digits.count - i) % 3 == 0 { out += "," }
+            out.append(c)
+        }
+        return out
+    }
+}
+
+enum Formatting {
+    /// Bytes in a human unit: `812 B`, `4.2 MB`.
+    static func bytes(_ n: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(n)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// Left-aligned first column, right-aligned others, two spaces apart, indented by two.
+    static func columns(_ header: [String], _ rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            "  " + row.enumerated().map { column, cell in
+                let pad = String(repeating: " ", count: widths[column] - cell.count)
+                return column == 0 ? cell + pad : pad + cell
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}

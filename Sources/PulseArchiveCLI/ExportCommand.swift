@@ -1,0 +1,61 @@
+import Foundation
+import PulseArchive
+import PulseStore
+
+/// `export [--store DIR] [-o FILE] [--format-version 1|2] [--json]`
+struct ExportCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "export",
+        abstract: "Write an archive of the whole store.",
+        discussion: "Writes one gzip-compressed archive, atomically: the file appears complete or not at all, and an existing file is never overwritten. Prints the path.",
+        options: [
+            .store,
+            .value("--output", "-o", valueName: "file", help: "Where to write (default: pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz here)."),
+            .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
+            .json, .quiet,
+        ]
+    )
+
+    let store: String
+    let output: String
+    let formatVersion: Int64
+    let json: Bool
+    let console: Console
+
+    init(_ arguments: ParsedArguments, console: Console) throws {
+        store = console.storeDirectory(arguments)
+        formatVersion = Int64(try ArgumentValues.integer(arguments.value("--format-version"), option: "--format-version", range: 1...2) ?? 2)
+        output = arguments.value("--output") ?? Self.defaultFileName(at: Date())
+        json = arguments.flag("--json")
+        self.console = console
+    }
+
+    /// `pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz`, in local time.
+    static func defaultFileName(at date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "yyyy-MM-dd-HHmm"
+        return "pulseloop-backup-\(formatter.string(from: date)).json.gz"
+    }
+
+    func run() throws -> Int32 {
+        let result = try PulseStore.exportArchive(
+            storeDirectory: store, to: output,
+            options: ExportOptions(formatVersion: formatVersion, appVersion: "pulse-archive \(PulseArchiveCommand.version)",
+                                   exportedAt: ArgumentValues.nowMillis()))
+        if json {
+            console.out(JSONReport.object([
+                ("path", .string(result.path)),
+                ("formatVersion", .int(result.formatVersion)),
+                ("tables", .counts(result.tables)),
+                ("bytes", .object([("compressed", .int(result.fileBytes)), ("uncompressed", .int(result.jsonBytes))])),
+            ]).text)
+        } else {
+            let rows = result.tables.values.reduce(0, +)
+            console.err("Exported \(ProgressLine.grouped(rows)) rows from \(store) (format \(result.formatVersion), \(Formatting.bytes(result.fileBytes)))")
+            console.out(result.path)
+        }
+        return 0
+    }
+}

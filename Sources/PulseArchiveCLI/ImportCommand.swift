@@ -1,0 +1,73 @@
+import Foundation
+import PulseArchive
+import PulseStore
+
+/// `import FILE [--store DIR] [--replace|--merge] [--no-backfill] [--as-of] [--timezone] [--json]`
+struct ImportCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "import",
+        abstract: "Restore an archive into the store.",
+        discussion: "Reads and checks the whole archive before the store changes, then applies it in one transaction: on any failure the store is left as it was. A store that already holds data needs --replace or --merge; --replace first saves the store to <store>/backups/.",
+        arguments: [.init(name: "file", help: "The archive: plain JSON or gzip.")],
+        options: [
+            .store,
+            .flag("--replace", help: "Make the store equal to the archive (the app's import), after a safety backup."),
+            .flag("--merge", help: "Add only the rows, settings and attachments the store lacks; existing ones win."),
+            .flag("--no-backfill", help: "Do not recompute readiness after the import."),
+            .value("--as-of", valueName: "yyyy-mm-dd", help: "The last day of the readiness backfill (default: the newest day with data)."),
+            .value("--timezone", valueName: "tz", help: "The zone of day boundaries (default: $TZ or the system's)."),
+            .json, .quiet,
+        ],
+        exclusive: [("--replace", "--merge")]
+    )
+
+    let file: String
+    let store: String
+    let mode: ImportMode?
+    let json: Bool
+    let quiet: Bool
+    let console: Console
+
+    init(_ arguments: ParsedArguments, console: Console) throws {
+        file = arguments.positionals[0]
+        store = console.storeDirectory(arguments)
+        mode = arguments.flag("--replace") ? .replace : arguments.flag("--merge") ? .merge : nil
+        _ = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
+        _ = try ArgumentValues.timeZone(arguments.value("--timezone"))
+        json = arguments.flag("--json")
+        quiet = arguments.flag("--quiet")
+        self.console = console
+    }
+
+    func run() throws -> Int32 {
+        let progress = ProgressLine("Importing", console: console, quiet: quiet)
+        defer { progress.finish() }
+        let result = try PulseStore.importArchive(file, storeDirectory: store, options: ImportOptions(
+            mode: mode, appVersion: "pulse-archive \(PulseArchiveCommand.version)", now: ArgumentValues.nowMillis(),
+            progress: { progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes) }))
+        progress.finish()
+        for warning in result.warnings { console.err("warning: \(warning.message)") }
+        if let backup = result.safetyBackupPath {
+            console.err("Saved the store's previous content to \(backup)")
+        }
+        if json {
+            console.out(JSONReport.object([
+                ("mode", .string(result.mode)),
+                ("tables", .counts(result.tables)),
+                ("inserted", .counts(result.inserted)),
+                ("readiness", .object([("scored", .int(0)), ("unavailable", .int(0))])),
+                ("safetyBackup", result.safetyBackupPath.map { .string($0) } ?? .null),
+                ("warnings", .array(result.warnings.map { .string($0.message) })),
+            ]).text)
+        } else {
+            let added = result.inserted.values.reduce(0, +)
+            var text = "Imported \(file) into \(store) (\(result.mode)): \(ProgressLine.grouped(added)) rows added\n"
+            let rows = ArchiveTable.all.map { table in
+                [table.key, ProgressLine.grouped(result.tables[table.key] ?? 0), ProgressLine.grouped(result.inserted[table.key] ?? 0)]
+            }
+            text += Formatting.columns(["table", "rows", "added"], rows)
+            console.out(text)
+        }
+        return 0
+    }
+}

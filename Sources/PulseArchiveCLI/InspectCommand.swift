@@ -1,0 +1,76 @@
+import PulseArchive
+import PulseStore
+
+/// `inspect FILE [--json]`: reads and checks a whole archive without a store.
+struct InspectCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "inspect",
+        abstract: "Check an archive and show what it holds.",
+        discussion: "Reads and validates the whole archive exactly as import would, without a store. A file import would refuse is refused here too, with the same message and exit code 1.",
+        arguments: [.init(name: "file", help: "The archive: plain JSON or gzip, iOS or tool-written.")],
+        options: [.json, .quiet]
+    )
+
+    let file: String
+    let json: Bool
+    let quiet: Bool
+    let console: Console
+
+    init(_ arguments: ParsedArguments, console: Console) throws {
+        file = arguments.positionals[0]
+        json = arguments.flag("--json")
+        quiet = arguments.flag("--quiet")
+        self.console = console
+    }
+
+    func run() throws -> Int32 {
+        let progress = ProgressLine("Reading", console: console, quiet: quiet)
+        let reader = ArchiveReader(path: file) { progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes) }
+        defer { progress.finish() }
+        let summary = try ArchiveValidation.validate(reader)
+        progress.finish()
+        for warning in summary.warnings { console.err("warning: \(warning.message)") }
+        if json {
+            console.out(ArchiveReport.inspect(summary).text)
+        } else {
+            console.out(ArchiveReport.inspectText(summary, file: file))
+        }
+        return 0
+    }
+}
+
+/// The text and JSON forms of what a read found.
+enum ArchiveReport {
+    static func inspect(_ summary: ArchiveSummary) -> JSONReport {
+        .object([
+            ("formatVersion", .int(summary.formatVersion)),
+            ("dialect", .string(summary.dialect.rawValue)),
+            ("compressed", .bool(summary.isCompressed)),
+            ("appVersion", .string(summary.appVersion)),
+            ("exportedAt", .string((try? ArchiveDate.format(summary.exportedAt)) ?? "")),
+            ("tables", .counts(summary.rowsFound)),
+            ("declaredCounts", .object(summary.declaredCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("bytes", .object([("compressed", .int(summary.fileBytes)), ("uncompressed", .int(summary.jsonBytes))])),
+            ("settings", .int(summary.settingsCount)),
+            ("attachments", .int(summary.attachmentsCount)),
+            ("warnings", .array(summary.warnings.map { .string($0.message) })),
+        ])
+    }
+
+    static func inspectText(_ summary: ArchiveSummary, file: String) -> String {
+        let container = summary.isCompressed ? "gzip" : "plain JSON"
+        var text = "\(file): PulseLoop archive, format \(summary.formatVersion) (\(summary.dialect.rawValue) dialect, \(container))\n"
+        text += "  app version   \(summary.appVersion)\n"
+        text += "  exported at   \((try? ArchiveDate.format(summary.exportedAt)) ?? "?")\n"
+        text += "  size          \(Formatting.bytes(summary.fileBytes)) on disk, \(Formatting.bytes(summary.jsonBytes)) of JSON\n"
+        text += "  settings      \(summary.settingsCount) key\(summary.settingsCount == 1 ? "" : "s")\n"
+        text += "  attachments   \(summary.attachmentsCount) file\(summary.attachmentsCount == 1 ? "" : "s")\n\n"
+        let rows = ArchiveTable.all.compactMap { table -> [String]? in
+            guard let found = summary.rowsFound[table.key] else { return nil }
+            let declared = summary.declaredCounts[table.key].map { ProgressLine.grouped(Int($0)) } ?? "-"
+            return [table.key, ProgressLine.grouped(found), declared]
+        }
+        text += Formatting.columns(["table", "rows", "declared"], rows)
+        return text
+    }
+}

@@ -1,1 +1,0 @@
-public enum PulseArchiveCommand { public static func main() {} }

@@ -1,0 +1,142 @@
+import Foundation
+import PulseArchive
+import PulseStore
+
+/// The `pulse-archive` command: routes to a subcommand, turns failures into messages and
+/// exit codes (0 success, 1 failure, 64 usage), never a stack trace.
+public enum PulseArchiveCommand {
+    public static let version = "0.1.0"
+
+    static let subcommands: [any Subcommand.Type] = [
+        InspectCommand.self, ExportCommand.self, ImportCommand.self, DemoCommand.self,
+    ]
+
+    static let rootHelp = """
+        OVERVIEW: Export, import and verify backups of PulseLoop smart-ring data.
+
+        USAGE: pulse-archive <subcommand>
+
+        OPTIONS:
+        \(HelpFormatter.row("--version", "Show the version."))\(HelpFormatter.row("-h, --help", "Show help information."))
+        SUBCOMMANDS:
+        \(subcommands.map { HelpFormatter.row($0.spec.name, $0.spec.abstract) }.joined())
+          See 'pulse-archive help <subcommand>' for detailed help.
+        """
+
+    /// Runs the command line and exits the process with its code.
+    public static func main() -> Never {
+        // Whatever the caller's umask, nothing this tool creates is readable by others.
+        umask(0o077)
+        exit(run(Array(CommandLine.arguments.dropFirst()), console: Console()))
+    }
+
+    /// Runs one command line; returns the exit code.
+    static func run(_ arguments: [String], console: Console) -> Int32 {
+        guard let first = arguments.first else {
+            return usageFailure("Missing subcommand", usage: "pulse-archive <subcommand>", helpCommand: "pulse-archive --help", console)
+        }
+        switch first {
+        case "-h", "--help":
+            console.out(rootHelp)
+            return 0
+        case "--version":
+            console.out("pulse-archive \(version)")
+            return 0
+        case "help":
+            if arguments.count > 1, let command = subcommands.first(where: { $0.spec.name == arguments[1] }) {
+                console.out(command.spec.helpText)
+            } else {
+                console.out(rootHelp)
+            }
+            return 0
+        default:
+            break
+        }
+        guard let command = subcommands.first(where: { $0.spec.name == first }) else {
+            return usageFailure("Unknown subcommand '\(first)'", usage: "pulse-archive <subcommand>", helpCommand: "pulse-archive --help", console)
+        }
+        let spec = command.spec
+        do {
+            let parsed = try ParsedArguments(Array(arguments.dropFirst()), spec: spec)
+            if parsed.wantsHelp {
+                console.out(spec.helpText)
+                return 0
+            }
+            let instance = try command.init(parsed, console: console)
+            return try instance.run()
+        } catch let error as UsageError {
+            return usageFailure(error.message, usage: spec.usage, helpCommand: "pulse-archive \(spec.name) --help", console)
+        } catch {
+            console.err("Error: \(describe(error))")
+            return 1
+        }
+    }
+
+    private static func usageFailure(_ message: String, usage: String, helpCommand: String, _ console: Console) -> Int32 {
+        console.err("Error: \(message)\nUsage: \(usage)\n  See '\(helpCommand)' for more information.")
+        return 64
+    }
+
+    static func describe(_ error: Error) -> String {
+        switch error {
+        case let error as ArchiveError: return error.message
+        case let error as StoreError: return error.message
+        default: return String(describing: error)
+        }
+    }
+}
+
+/// One subcommand: its declared shape, a validating initializer, and the work.
+protocol Subcommand {
+    static var spec: CommandSpec { get }
+    /// Checks the values of the arguments.
+    /// - Throws: `UsageError` for a value that does not fit (exit 64).
+    init(_ arguments: ParsedArguments, console: Console) throws
+    /// Does the work; returns the exit code.
+    func run() throws -> Int32
+}
+
+extension CommandSpec.Option {
+    static let store = CommandSpec.Option.value("--store", valueName: "dir",
+        help: "The store directory (default: $PULSE_STORE, else ./pulse-store).")
+    static let json = CommandSpec.Option.flag("--json", help: "Print one JSON object on stdout instead of text.")
+    static let quiet = CommandSpec.Option.flag("--quiet", "-q", help: "Show no progress line.")
+}
+
+/// Checks of argument values shared by the commands.
+enum ArgumentValues {
+    static func integer(_ text: String?, option: String, range: ClosedRange<Int>) throws -> Int? {
+        guard let text else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError(message: "The value '\(text)' is invalid for '\(option)': expected an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    static func timeZone(_ text: String?) throws -> TimeZone {
+        guard let text else { return .current }
+        guard let zone = TimeZone(identifier: text) else {
+            throw UsageError(message: "The value '\(text)' is invalid for '--timezone': expected a zone identifier such as Europe/Berlin or UTC")
+        }
+        return zone
+    }
+
+    /// A `YYYY-MM-DD` calendar day.
+    static func day(_ text: String?, option: String) throws -> DateComponents? {
+        guard let text else { return nil }
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+              (1...12).contains(month), day >= 1,
+              Int64(day) <= ArchiveDate.daysInMonth(year: Int64(year), month: Int64(month))
+        else {
+            throw UsageError(message: "The value '\(text)' is invalid for '\(option)': expected a date as YYYY-MM-DD")
+        }
+        return DateComponents(year: year, month: month, day: day)
+    }
+
+    /// Now, in milliseconds since 1970.
+    static func nowMillis() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+}

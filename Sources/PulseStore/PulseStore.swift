@@ -1,0 +1,125 @@
+import Foundation
+import PulseArchive
+
+/// A store: one directory holding `pulse.sqlite` (every archive table, the settings and the
+/// attachments), created private to its owner.
+public final class PulseStore {
+    public static let databaseFileName = "pulse.sqlite"
+    public static let backupsDirectoryName = "backups"
+
+    public let directory: String
+    let database: SQLiteDatabase
+
+    public var databasePath: String { directory + "/" + Self.databaseFileName }
+
+    private init(directory: String, database: SQLiteDatabase) {
+        self.directory = directory
+        self.database = database
+    }
+
+    /// Opens the store in `directory`, creating the directory and database when `create` is
+    /// set, and brings its schema up to date.
+    /// - Throws: `StoreError.missingStore` when there is none and `create` is false;
+    ///   `.incompatibleStore` for a store from a newer tool.
+    public static func open(_ directory: String, create: Bool) throws -> PulseStore {
+        let path = directory + "/" + databaseFileName
+        if !PrivateFiles.exists(path) {
+            guard create else {
+                throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName)); create one with `pulse-archive import` or `pulse-archive demo`")
+            }
+            try PrivateFiles.createDirectory(directory)
+            // Created first with 0600 so SQLite's journal and WAL files inherit the mode.
+            try PrivateFiles.touch(path)
+        }
+        let database = try SQLiteDatabase(path: path, create: false)
+        try configure(database, durable: true)
+        try StoreMigration.migrate(database)
+        return PulseStore(directory: directory, database: database)
+    }
+
+    static func configure(_ database: SQLiteDatabase, durable: Bool) throws {
+        if durable {
+            try database.execute("PRAGMA journal_mode = WAL")
+            try database.execute("PRAGMA synchronous = FULL")
+        } else {
+            try database.execute("PRAGMA journal_mode = OFF")
+            try database.execute("PRAGMA synchronous = OFF")
+        }
+        try database.execute("PRAGMA cache_size = -32000")
+    }
+
+    /// Rows per archive table.
+    public func rowCounts() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for table in ArchiveTable.all {
+            counts[table.key] = Int(try database.integer("SELECT count(*) FROM \(StoreSchema.quoted(table.key))"))
+        }
+        return counts
+    }
+
+    public func settingsCount() throws -> Int { Int(try database.integer(#"SELECT count(*) FROM "settings""#)) }
+    public func attachmentsCount() throws -> Int { Int(try database.integer(#"SELECT count(*) FROM "attachments""#)) }
+
+    /// True when no table holds a row and there are no settings or attachments.
+    public func isEmpty() throws -> Bool {
+        for name in ArchiveTable.all.map(\.key) + ["settings", "attachments"] {
+            if try database.integer("SELECT EXISTS (SELECT 1 FROM \(StoreSchema.quoted(name)))") != 0 { return false }
+        }
+        return true
+    }
+
+    /// Every row of `table`, in insertion order.
+    public func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws {
+        try StoreContent(database: database, schema: "main").forEachRow(of: table, body)
+    }
+
+    /// Settings as stored, by key.
+    public func settings() throws -> [String: String] {
+        var result: [String: String] = [:]
+        try StoreContent(database: database, schema: "main").forEachSetting { result[$0] = $1 }
+        return result
+    }
+
+    /// Attachments as stored, by name.
+    public func attachments() throws -> [String: [UInt8]] {
+        var result: [String: [UInt8]] = [:]
+        try StoreContent(database: database, schema: "main").forEachAttachment { result[$0] = $1 }
+        return result
+    }
+}
+
+/// Streams a database's tables to the archive writer.
+struct StoreContent: ArchiveContent {
+    let database: SQLiteDatabase
+    let schema: String
+
+    func rowCount(of table: ArchiveTable) throws -> Int {
+        Int(try database.integer("SELECT count(*) FROM \(schema).\(StoreSchema.quoted(table.key))"))
+    }
+
+    func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws {
+        let statement = try database.prepare(StoreSchema.selectAll(table, schema: schema))
+        let types = table.fields.map(\.type)
+        var row = ArchiveRow(table: table)
+        while try statement.step() {
+            for (i, type) in types.enumerated() {
+                row[i] = statement.value(at: Int32(i), as: type)
+            }
+            try body(row)
+        }
+    }
+
+    func forEachSetting(_ body: (String, String) throws -> Void) throws {
+        let statement = try database.prepare(#"SELECT "key", "value" FROM \#(schema)."settings" ORDER BY "key""#)
+        while try statement.step() {
+            try body(statement.text(at: 0), statement.text(at: 1))
+        }
+    }
+
+    func forEachAttachment(_ body: (String, [UInt8]) throws -> Void) throws {
+        let statement = try database.prepare(#"SELECT "file", "contents" FROM \#(schema)."attachments" ORDER BY "file""#)
+        while try statement.step() {
+            try body(statement.text(at: 0), statement.blob(at: 1))
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import CSQLite
+import PulseArchive
+
+/// SQLite's "copy this buffer now" destructor.
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// A valid address for zero bytes of text.
+nonisolated(unsafe) private let emptyText = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+/// Extended result codes that are C macros Swift cannot import.
+private let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)
+private let constraintPrimaryKey: Int32 = SQLITE_CONSTRAINT | (6 << 8)
+
+/// One open SQLite connection; the only owner of its `sqlite3*`.
+final class SQLiteDatabase {
+    let path: String
+    private var handle: OpaquePointer?
+
+    /// Opens (creating if allowed) the database file at `path`.
+    init(path: String, create: Bool) throws {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &db, flags, nil)
+        guard status == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "status \(status)"
+            sqlite3_close_v2(db)
+            throw StoreError(.sqlite, "cannot open the database \(path): \(message)")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 5_000)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    var errorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// Runs SQL that returns no rows and takes no values (schema, pragmas, transactions).
+    func execute(_ sql: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &error)
+        if status != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? errorMessage
+            sqlite3_free(error)
+            throw StoreError(.sqlite, "\(path): \(message)")
+        }
+    }
+
+    func prepare(_ sql: String) throws -> SQLiteStatement {
+        try SQLiteStatement(database: self, handle: handle, sql: sql)
+    }
+
+    /// The single integer a query returns (`PRAGMA user_version`, `count(*)`).
+    func integer(_ sql: String, _ values: FieldValue...) throws -> Int64 {
+        let statement = try prepare(sql)
+        try statement.bind(values)
+        guard try statement.step() else { return 0 }
+        return statement.int64(at: 0)
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+/// One prepared statement; the only owner of its `sqlite3_stmt*`.
+final class SQLiteStatement {
+    private let database: SQLiteDatabase
+    private let handle: OpaquePointer
+    let sql: String
+
+    fileprivate init(database: SQLiteDatabase, handle db: OpaquePointer?, sql: String) throws {
+        self.database = database
+        self.sql = sql
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
+            throw StoreError(.sqlite, "\(database.path): cannot prepare \(sql): \(database.errorMessage)")
+        }
+        self.handle = statement
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Binds `values` to the parameters 1…n after a reset.
+    func bind(_ values: [FieldValue]) throws {
+        sqlite3_reset(handle)
+        for (i, value) in values.enumerated() {
+            try bind(value, at: Int32(i + 1))
+        }
+    }
+
+    func bind(_ value: FieldValue, at index: Int32) throws {
+        let status: Int32
+        switch value {
+        case .null: status = sqlite3_bind_null(handle, index)
+        case .int(let v), .date(let v): status = sqlite3_bind_int64(handle, index, v)
+        case .double(let v): status = sqlite3_bind_double(handle, index, v)
+        case .bool(let v): status = sqlite3_bind_int64(handle, index, v ? 1 : 0)
+        case .string(var v):
+            // An explicit length keeps NUL characters, which JSON strings may hold.
+            status = v.withUTF8 { bytes in
+                // A NULL pointer would bind SQL NULL: an empty string needs a real address.
+                let start = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(emptyText)).assumingMemoryBound(to: CChar.self)
+                return sqlite3_bind_text(handle, index, start, Int32(bytes.count), transient)
+            }
+        }
+        guard status == SQLITE_OK else { throw StoreError(.sqlite, "\(database.path): cannot bind a value: \(database.errorMessage)") }
+    }
+
+    func bindBlob(_ bytes: [UInt8], at index: Int32) throws {
+        let status = bytes.withUnsafeBytes { buffer in
+            sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), transient)
+        }
+        guard status == SQLITE_OK else { throw StoreError(.sqlite, "\(database.path): cannot bind a blob: \(database.errorMessage)") }
+    }
+
+    /// Advances to the next row; false when done.
+    func step() throws -> Bool {
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let status: throw SQLiteStatement.StepError(code: status, message: database.errorMessage, path: database.path)
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run(_ values: [FieldValue] = []) throws {
+        try bind(values)
+        while try step() {}
+    }
+
+    func reset() { sqlite3_reset(handle) }
+
+    func isNull(at column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    func int64(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    func double(at column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
+    func text(at column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    func blob(at column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+
+    /// The column as the field type says it was stored.
+    func value(at column: Int32, as type: FieldType) -> FieldValue {
+        if isNull(at: column) { return .null }
+        switch type {
+        case .int: return .int(int64(at: column))
+        case .date: return .date(int64(at: column))
+        case .double: return .double(double(at: column))
+        case .bool: return .bool(int64(at: column) != 0)
+        case .string, .uuid: return .string(text(at: column))
+        }
+    }
+
+    /// A failed step, with SQLite's extended code so callers can recognise constraints.
+    struct StepError: Error, CustomStringConvertible {
+        let code: Int32
+        let message: String
+        let path: String
+        var isUniqueViolation: Bool { code == constraintUnique || code == constraintPrimaryKey }
+        var description: String { "\(path): \(message)" }
+    }
+}

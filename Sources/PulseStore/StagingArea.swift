@@ -1,0 +1,81 @@
+import Foundation
+import PulseArchive
+
+/// A scratch database with the store's schema into which an archive is read in full before
+/// anything touches the store.
+///
+/// Staging is where the checks that need a whole table happen: the unique constraints refuse
+/// a duplicate key on disk, so memory stays flat however many rows a table has. Staging is
+/// fast and not durable (no journal, no fsync): if the process dies, it is simply discarded.
+final class StagingArea {
+    let path: String
+    let database: SQLiteDatabase
+
+    /// Creates a new staging database at `path` (which must not exist).
+    init(path: String) throws {
+        PrivateFiles.remove(path)
+        try PrivateFiles.touch(path)
+        self.path = path
+        self.database = try SQLiteDatabase(path: path, create: false)
+        try PulseStore.configure(database, durable: false)
+        try StoreMigration.migrate(database)
+    }
+
+    deinit {
+        PrivateFiles.remove(path)
+    }
+
+    /// Reads the archive into staging, checking everything an import would.
+    func stage(_ reader: ArchiveReader) throws -> ArchiveSummary {
+        var visitor = try StagingVisitor(database: database)
+        try database.execute("BEGIN")
+        let summary = try reader.read(into: &visitor)
+        try database.execute("COMMIT")
+        return summary
+    }
+
+    /// Removes staging files a killed import left in `directory`.
+    static func removeLeftovers(in directory: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where name.hasPrefix(".staging-") {
+            PrivateFiles.remove(directory + "/" + name)
+        }
+    }
+}
+
+/// Inserts each row the reader delivers into the staging tables, turning a unique-key
+/// violation into the app's duplicate-entries refusal.
+struct StagingVisitor: ArchiveVisitor {
+    private let writer: StoreRowWriter
+
+    init(database: SQLiteDatabase) throws {
+        writer = try StoreRowWriter(database: database)
+    }
+
+    mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {
+        do {
+            try writer.add(row, to: table)
+        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
+            throw ArchiveError(
+                .duplicateKey,
+                "this file contains duplicate \(table.entity) entries and can't be imported: \(table.key)[\(index)] repeats \(table.uniqueKey) \(Self.describe(row[table.uniqueKeyIndex]))"
+            )
+        }
+    }
+
+    mutating func visitSetting(key: String, value: String) throws {
+        try writer.setSetting(key, value)
+    }
+
+    mutating func visitAttachment(name: String, contents: [UInt8]) throws {
+        try writer.addAttachment(name, contents)
+    }
+
+    private static func describe(_ value: FieldValue) -> String {
+        switch value {
+        case .string(let s): return s.debugDescription
+        case .int(let v), .date(let v): return String(v)
+        default: return "\(value)"
+        }
+    }
+}

@@ -1,0 +1,27 @@
+/// Why a store operation failed. Messages name the store, the table and what to do.
+public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Equatable {
+        /// SQLite reported an error (its message is included).
+        case sqlite
+        /// The store was written by a newer pulse-archive, or is not a store at all.
+        case incompatibleStore
+        /// There is no store where one was expected.
+        case missingStore
+        /// Another import or export holds the store.
+        case busy
+        /// The request does not fit the store's state (a non-empty store without a mode).
+        case refused
+        /// A file-system operation failed.
+        case io
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,74 @@
+import PulseArchive
+
+/// How to write an archive of a store.
+public struct ExportOptions: Sendable {
+    public var formatVersion: Int64
+    public var appVersion: String
+    /// Milliseconds since 1970, recorded as `exportedAt`.
+    public var exportedAt: Int64
+    /// Compress with gzip (our format) or write plain JSON (the app's own).
+    public var compressed: Bool
+
+    public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64, compressed: Bool = true) {
+        self.formatVersion = formatVersion
+        self.appVersion = appVersion
+        self.exportedAt = exportedAt
+        self.compressed = compressed
+    }
+}
+
+/// What an export wrote.
+public struct ExportResult: Sendable {
+    public var path: String
+    public var formatVersion: Int64
+    /// Rows written per table key.
+    public var tables: [String: Int]
+    public var fileBytes: Int64
+    public var jsonBytes: Int64
+}
+
+extension PulseStore {
+    /// Writes an archive of the whole store to `path`, atomically: the file appears complete
+    /// or not at all. Holds the store's lock while it reads.
+    public static func exportArchive(storeDirectory: String, to path: String, options: ExportOptions) throws -> ExportResult {
+        guard PrivateFiles.exists(storeDirectory + "/" + databaseFileName) else {
+            throw StoreError(.missingStore, "there is no store at \(storeDirectory) (no \(databaseFileName)); create one with `pulse-archive import` or `pulse-archive demo`")
+        }
+        let lock = try StoreLock(directory: storeDirectory)
+        defer { withExtendedLifetime(lock) {} }
+        let store = try open(storeDirectory, create: false)
+        return try store.export(to: path, options: options)
+    }
+
+    /// Writes an archive of this store; the caller holds the lock.
+    func export(to path: String, options: ExportOptions) throws -> ExportResult {
+        let target = try AtomicFile(targetPath: path)
+        let fileSink = FileSink(target.file)
+        let counter = ByteCounter(next: options.compressed ? try GzipWriter(output: fileSink) : fileSink)
+        // One read transaction: the archive is a snapshot even if the store changes meanwhile.
+        let tables = try database.transaction(immediate: false) {
+            try ArchiveWriter.write(
+                StoreContent(database: database, schema: "main"),
+                options: ArchiveWriterOptions(formatVersion: options.formatVersion, appVersion: options.appVersion, exportedAt: options.exportedAt),
+                to: counter)
+        }
+        try target.commit()
+        return ExportResult(path: path, formatVersion: options.formatVersion, tables: tables,
+                            fileBytes: fileSink.bytesWritten, jsonBytes: counter.count)
+    }
+}
+
+/// Counts the uncompressed bytes on their way to the next sink.
+final class ByteCounter: ByteSink {
+    private let next: ByteSink
+    private(set) var count: Int64 = 0
+
+    init(next: ByteSink) { self.next = next }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        count += Int64(bytes.count)
+        try next.write(bytes)
+    }
+
+    func finish() throws { try next.finish() }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import PulseArchive
+
+/// How an import treats a store that already holds data.
+public enum ImportMode: String, Sendable {
+    /// The app's semantics: the store becomes equal to the file (every table, setting and
+    /// attachment), after a safety backup of what it held.
+    case replace
+    /// Adds the rows, settings keys and attachment names the store lacks; existing ones win.
+    case merge
+}
+
+public struct ImportOptions {
+    /// Required when the store is not empty.
+    public var mode: ImportMode?
+    public var limits: ArchiveLimits
+    /// Recorded in the safety backup.
+    public var appVersion: String
+    /// Milliseconds since 1970: names the safety backup and stamps it.
+    public var now: Int64
+    public var progress: ((ReadProgress) -> Void)?
+
+    public init(mode: ImportMode?, appVersion: String, now: Int64, limits: ArchiveLimits = .standard,
+                progress: ((ReadProgress) -> Void)? = nil) {
+        self.mode = mode
+        self.appVersion = appVersion
+        self.now = now
+        self.limits = limits
+        self.progress = progress
+    }
+}
+
+/// What an import did.
+public struct ImportResult {
+    /// `"new"` when the store was empty, else the mode used.
+    public var mode: String
+    public var summary: ArchiveSummary
+    /// Rows now in the store, per table key.
+    public var tables: [String: Int]
+    /// Rows added by this import, per table key.
+    public var inserted: [String: Int]
+    /// Where the previous content was saved before a replace.
+    public var safetyBackupPath: String?
+    public var warnings: [ArchiveWarning]
+}
+
+extension PulseStore {
+    /// Restores an archive into the store in `storeDirectory`, all or nothing.
+    ///
+    /// The whole archive is read and checked into a staging database beside the store first;
+    /// only then, in one transaction, does the store change. Any failure, including kill -9,
+    /// leaves `pulse.sqlite` as it was. A store directory this call created is removed again
+    /// when the import fails.
+    public static func importArchive(_ archivePath: String, storeDirectory: String, options: ImportOptions) throws -> ImportResult {
+        let createdDirectory = !PrivateFiles.exists(storeDirectory)
+        do {
+            try PrivateFiles.createDirectory(storeDirectory)
+            let lock = try StoreLock(directory: storeDirectory)
+            defer { withExtendedLifetime(lock) {} }
+            StagingArea.removeLeftovers(in: storeDirectory)
+            let store = try open(storeDirectory, create: true)
+            return try store.importLocked(archivePath, options: options)
+        } catch {
+            if createdDirectory { PrivateFiles.remove(storeDirectory) }
+            throw error
+        }
+    }
+
+    private func importLocked(_ archivePath: String, options: ImportOptions) throws -> ImportResult {
+        let wasEmpty = try isEmpty()
+        if !wasEmpty && options.mode == nil {
+            throw StoreError(.refused, "the store \(directory) already holds data: pass --replace to make it equal to the archive (after a safety backup) or --merge to add only what it lacks")
+        }
+        let staging = try StagingArea(path: directory + "/.staging-\(getpid()).sqlite")
+        let reader = ArchiveReader(path: archivePath, limits: options.limits, progress: options.progress)
+        let summary = try staging.stage(reader)
+
+        let mode = options.mode ?? .replace
+        var backupPath: String?
+        if mode == .replace && !wasEmpty {
+            backupPath = try writeSafetyBackup(options: options)
+        }
+        let inserted = try apply(staging, mode: mode)
+
+        var warnings = summary.warnings
+        for mismatch in summary.countMismatches {
+            let declared = mismatch.declared.map(String.init) ?? "no count"
+            warnings.append(ArchiveWarning(table: mismatch.table, message: "\(mismatch.table): the file declares \(declared) but holds \(mismatch.found) rows"))
+        }
+        return ImportResult(mode: wasEmpty ? "new" : mode.rawValue, summary: summary, tables: try rowCounts(),
+                            inserted: inserted, safetyBackupPath: backupPath, warnings: warnings)
+    }
+
+    /// Saves the store as it is into `backups/` before a replace.
+    private func writeSafetyBackup(options: ImportOptions) throws -> String {
+        let backups = directory + "/" + Self.backupsDirectoryName
+        try PrivateFiles.createDirectory(backups)
+        let stamp = try ArchiveDate.format(options.now)
+            .replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: ".", with: "-")
+        let path = "\(backups)/before-replace-\(stamp).json.gz"
+        _ = try export(to: path, options: ExportOptions(appVersion: options.appVersion, exportedAt: options.now))
+        return path
+    }
+
+    /// Moves the staged content into the store in one transaction.
+    private func apply(_ staging: StagingArea, mode: ImportMode) throws -> [String: Int] {
+        try database.prepare("ATTACH DATABASE ? AS staging").run([.string(staging.path)])
+        defer { try? database.execute("DETACH DATABASE staging") }
+        return try database.transaction {
+            var inserted: [String: Int] = [:]
+            for table in ArchiveTable.all {
+                inserted[table.key] = try copy(StoreSchema.quoted(table.key), columns: StoreSchema.columnList(table), mode: mode)
+            }
+            _ = try copy(#""settings""#, columns: #""key", "value""#, mode: mode)
+            _ = try copy(#""attachments""#, columns: #""file", "contents""#, mode: mode)
+            return inserted
+        }
+    }
+
+    private func copy(_ table: String, columns: String, mode: ImportMode) throws -> Int {
+        switch mode {
+        case .replace:
+            try database.execute("DELETE FROM main.\(table)")
+            try database.execute("INSERT INTO main.\(table) (\(columns)) SELECT \(columns) FROM staging.\(table) ORDER BY rowid")
+        case .merge:
+            try database.execute("INSERT OR IGNORE INTO main.\(table) (\(columns)) SELECT \(columns) FROM staging.\(table) ORDER BY rowid")
+        }
+        return database.changes
+    }
+}

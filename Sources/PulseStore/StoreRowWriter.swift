@@ -1,0 +1,59 @@
+import PulseArchive
+
+/// Inserts rows, settings and attachments into a database with prepared statements, one per
+/// table, reused for every row.
+public final class StoreRowWriter {
+    private var inserts: [String: SQLiteStatement] = [:]
+    private let insertSetting: SQLiteStatement
+    private let insertAttachment: SQLiteStatement
+    /// Rows added per table key.
+    public private(set) var rowsAdded: [String: Int] = [:]
+
+    init(database: SQLiteDatabase) throws {
+        for table in ArchiveTable.all {
+            inserts[table.key] = try database.prepare(StoreSchema.insert(table))
+        }
+        insertSetting = try database.prepare(#"INSERT INTO "settings" ("key", "value") VALUES (?, ?)"#)
+        insertAttachment = try database.prepare(#"INSERT INTO "attachments" ("file", "contents") VALUES (?, ?)"#)
+    }
+
+    /// - Throws: `SQLiteStatement.StepError` (unique violations included) or `StoreError`.
+    public func add(_ row: ArchiveRow, to table: ArchiveTable) throws {
+        let insert = inserts[table.key]!
+        do {
+            try insert.run(row.values)
+        } catch {
+            insert.reset()
+            throw error
+        }
+        rowsAdded[table.key, default: 0] += 1
+    }
+
+    public func setSetting(_ key: String, _ value: String) throws {
+        try insertSetting.run([.string(key), .string(value)])
+    }
+
+    public func addAttachment(_ name: String, _ contents: [UInt8]) throws {
+        try insertAttachment.bind([.string(name)])
+        try insertAttachment.bindBlob(contents, at: 2)
+        while try insertAttachment.step() {}
+    }
+}
+
+extension PulseStore {
+    /// Fills an empty store (created if missing) in one transaction with what `body` writes.
+    /// - Throws: `StoreError.refused` when the store already holds data.
+    public static func fillEmptyStore(_ directory: String, _ body: (StoreRowWriter) throws -> Void) throws -> [String: Int] {
+        try PrivateFiles.createDirectory(directory)
+        let lock = try StoreLock(directory: directory)
+        defer { withExtendedLifetime(lock) {} }
+        let store = try open(directory, create: true)
+        guard try store.isEmpty() else {
+            throw StoreError(.refused, "the store \(directory) already holds data; choose an empty --store directory")
+        }
+        try store.database.transaction {
+            try body(try StoreRowWriter(database: store.database))
+        }
+        return try store.rowCounts()
+    }
+}

@@ -1,0 +1,105 @@
+import PulseArchive
+
+/// The SQL shape of the store, derived from the archive's table descriptions: one table per
+/// archive table, named by its archive key, one column per field named by the field.
+///
+/// Column types: UUIDs and strings are TEXT (UUIDs upper-case), dates INTEGER milliseconds
+/// since 1970 (exact, and ordered for the readiness range queries), booleans INTEGER 0/1,
+/// integers INTEGER, doubles REAL.
+enum StoreSchema {
+    static func quoted(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func columnType(_ type: FieldType) -> String {
+        switch type {
+        case .uuid, .string: return "TEXT"
+        case .date, .int, .bool: return "INTEGER"
+        case .double: return "REAL"
+        }
+    }
+
+    static func createTable(_ table: ArchiveTable) -> String {
+        var columns = table.fields.map { field in
+            "\(quoted(field.name)) \(columnType(field.type))\(field.isOptional ? "" : " NOT NULL")"
+        }
+        columns.append("UNIQUE (\(quoted(table.uniqueKey)))")
+        return "CREATE TABLE \(quoted(table.key)) (\n  \(columns.joined(separator: ",\n  "))\n)"
+    }
+
+    static func columnList(_ table: ArchiveTable) -> String {
+        table.fields.map { quoted($0.name) }.joined(separator: ", ")
+    }
+
+    static func insert(_ table: ArchiveTable, orIgnore: Bool = false) -> String {
+        let placeholders = Array(repeating: "?", count: table.fields.count).joined(separator: ", ")
+        return "INSERT\(orIgnore ? " OR IGNORE" : "") INTO \(quoted(table.key)) (\(columnList(table))) VALUES (\(placeholders))"
+    }
+
+    static func selectAll(_ table: ArchiveTable, schema: String = "main") -> String {
+        "SELECT \(columnList(table)) FROM \(schema).\(quoted(table.key)) ORDER BY rowid"
+    }
+}
+
+/// One named, ordered step of the store's schema history. Each runs once, in its own
+/// transaction, and is recorded; a store that has run steps this tool does not know was
+/// written by a newer tool and is refused.
+struct StoreMigration {
+    let name: String
+    let sql: [String]
+
+    /// The store's history, oldest first. Append only: a released step never changes.
+    static let all: [StoreMigration] = [
+        StoreMigration(
+            name: "createArchiveTables",
+            sql: ArchiveTable.all.map(StoreSchema.createTable) + [
+                """
+                CREATE TABLE "settings" (
+                  "key" TEXT NOT NULL PRIMARY KEY,
+                  "value" TEXT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE "attachments" (
+                  "file" TEXT NOT NULL PRIMARY KEY,
+                  "contents" BLOB NOT NULL
+                )
+                """,
+            ]
+        ),
+        StoreMigration(
+            name: "createReadinessIndexes",
+            sql: [
+                #"CREATE INDEX "measurementsByKindAndTime" ON "measurements" ("kindRaw", "timestamp")"#,
+                #"CREATE INDEX "sleepSessionsByDate" ON "sleepSessions" ("date")"#,
+                #"CREATE INDEX "activityDailiesByDate" ON "activityDailies" ("date")"#,
+                #"CREATE INDEX "activitySessionsByEnd" ON "activitySessions" ("endedAt")"#,
+                #"CREATE INDEX "readinessDailiesByDate" ON "readinessDailies" ("date")"#,
+            ]
+        ),
+    ]
+
+    /// Brings `database` up to date, each step in its own transaction.
+    /// - Throws: `StoreError.incompatibleStore` for a store from a newer tool.
+    static func migrate(_ database: SQLiteDatabase) throws {
+        let version = Int(try database.integer("PRAGMA user_version"))
+        if version > all.count {
+            throw StoreError(
+                .incompatibleStore,
+                "\(database.path) was written by a newer pulse-archive (schema version \(version); this tool knows up to \(all.count)): update pulse-archive"
+            )
+        }
+        guard version < all.count else { return }
+        if version == 0 {
+            try database.execute(#"CREATE TABLE IF NOT EXISTS "schemaMigrations" ("name" TEXT NOT NULL PRIMARY KEY, "appliedAt" INTEGER NOT NULL)"#)
+        }
+        let record = try database.prepare(#"INSERT INTO "schemaMigrations" ("name", "appliedAt") VALUES (?, strftime('%s','now') * 1000)"#)
+        for (index, migration) in all.enumerated().dropFirst(version) {
+            try database.transaction {
+                for statement in migration.sql { try database.execute(statement) }
+                try record.run([.string(migration.name)])
+                try database.execute("PRAGMA user_version = \(index + 1)")
+            }
+        }
+    }
+}
