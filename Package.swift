@@ -30,6 +30,8 @@ let package = Package(
         // Argument parsing, commands, progress and reports.
         .target(name: "PulseArchiveCLI", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
+        // Writes the golden files in Archives/ once; refuses to overwrite them.
+        .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
         .testTarget(
             name: "PulseArchiveTests",
             dependencies: ["PulseArchive", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]

@@ -19,11 +19,16 @@ public struct ArchiveWriterOptions: Sendable {
     public var appVersion: String
     /// Milliseconds since 1970.
     public var exportedAt: Int64
+    /// Puts `appVersion`, `counts`, `exportedAt` and `formatVersion` before the tables so a
+    /// reader learns the version early (our files). False sorts every key, as the app does.
+    public var envelopeKeysFirst: Bool
 
-    public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64) {
+    public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64,
+                envelopeKeysFirst: Bool = true) {
         self.formatVersion = formatVersion
         self.appVersion = appVersion
         self.exportedAt = exportedAt
+        self.envelopeKeysFirst = envelopeKeysFirst
     }
 
     /// The tables this format version carries.
@@ -51,26 +56,36 @@ public enum ArchiveWriter {
         var counts: [String: Int] = [:]
         for table in tables { counts[table.key] = try content.rowCount(of: table) }
 
-        out.byte(0x7B)
-        out.key(Array("appVersion".utf8)); out.string(options.appVersion); out.byte(0x2C)
-        out.key(Array("counts".utf8)); out.byte(0x7B)
-        for (i, table) in tables.sortedByKeyBytes().enumerated() {
-            if i > 0 { out.byte(0x2C) }
-            out.key(Array(table.key.utf8)); out.int(Int64(counts[table.key]!))
-        }
-        out.byte(0x7D); out.byte(0x2C)
-        out.key(Array("exportedAt".utf8)); try out.date(options.exportedAt); out.byte(0x2C)
-        out.key(Array("formatVersion".utf8)); out.int(options.formatVersion)
-
         var sections: [(String, Section)] = tables.map { ($0.key, .table($0)) }
-        sections.append(("settings", .settings))
-        sections.append(("attachments", .attachments))
-        sections.sort { utf8Precedes($0.0, $1.0) }
+        sections += [("settings", .settings), ("attachments", .attachments)]
+        let envelope: [(String, Section)] = [
+            ("appVersion", .appVersion), ("counts", .counts), ("exportedAt", .exportedAt), ("formatVersion", .formatVersion),
+        ]
+        if options.envelopeKeysFirst {
+            sections = envelope + sections.sorted { utf8Precedes($0.0, $1.0) }
+        } else {
+            sections = (envelope + sections).sorted { utf8Precedes($0.0, $1.0) }
+        }
 
-        for (key, section) in sections {
-            out.byte(0x2C)
+        out.byte(0x7B)
+        for (index, (key, section)) in sections.enumerated() {
+            if index > 0 { out.byte(0x2C) }
             out.key(Array(key.utf8))
             switch section {
+            case .appVersion:
+                out.string(options.appVersion)
+            case .counts:
+                out.byte(0x7B)
+                for (i, table) in tables.sortedByKeyBytes().enumerated() {
+                    if i > 0 { out.byte(0x2C) }
+                    out.key(Array(table.key.utf8))
+                    out.int(Int64(counts[table.key]!))
+                }
+                out.byte(0x7D)
+            case .exportedAt:
+                try out.date(options.exportedAt)
+            case .formatVersion:
+                out.int(options.formatVersion)
             case .table(let table):
                 let written = try writeRows(of: table, from: content, to: out)
                 guard written == counts[table.key] else {
@@ -147,7 +162,7 @@ public enum ArchiveWriter {
     }
 }
 
-private enum Section { case table(ArchiveTable), settings, attachments }
+private enum Section { case appVersion, counts, exportedAt, formatVersion, table(ArchiveTable), settings, attachments }
 
 extension Array where Element == ArchiveTable {
     func sortedByKeyBytes() -> [ArchiveTable] {

@@ -309,7 +309,12 @@ public struct SyntheticRing {
             ("sync", "info", "Synced 3/4 history pages (312 records)", 7 * hour + 3 * minute),
             ("battery", battery < 30 ? "warn" : "info", "Battery at \(battery)%", 12 * hour),
         ]
-        for (category, level, message, time) in logs {
+        var allLogs = logs
+        if (day / 86_400_000) % 9 == 4 {
+            // A raw value from a newer app: carried verbatim, never mapped to a default.
+            allLogs.append(("firmware", "debug", "OTA check: RY02_3.00.17 is current", 7 * hour + 4 * minute))
+        }
+        for (category, level, message, time) in allLogs {
             try sink.add(row(.wearableLogs, [
                 "id": .string(random.uuid()), "timestamp": .date(day + time), "deviceTypeRaw": .string("colmiR02"),
                 "categoryRaw": .string(category), "levelRaw": .string(level), "message": .string(message),

@@ -8,12 +8,16 @@ public struct ExportOptions: Sendable {
     public var exportedAt: Int64
     /// Compress with gzip (our format) or write plain JSON (the app's own).
     public var compressed: Bool
+    /// See `ArchiveWriterOptions.envelopeKeysFirst`.
+    public var envelopeKeysFirst: Bool
 
-    public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64, compressed: Bool = true) {
+    public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64,
+                compressed: Bool = true, envelopeKeysFirst: Bool = true) {
         self.formatVersion = formatVersion
         self.appVersion = appVersion
         self.exportedAt = exportedAt
         self.compressed = compressed
+        self.envelopeKeysFirst = envelopeKeysFirst
     }
 }
 
@@ -49,7 +53,8 @@ extension PulseStore {
         let tables = try database.transaction(immediate: false) {
             try ArchiveWriter.write(
                 StoreContent(database: database, schema: "main"),
-                options: ArchiveWriterOptions(formatVersion: options.formatVersion, appVersion: options.appVersion, exportedAt: options.exportedAt),
+                options: ArchiveWriterOptions(formatVersion: options.formatVersion, appVersion: options.appVersion,
+                                              exportedAt: options.exportedAt, envelopeKeysFirst: options.envelopeKeysFirst),
                 to: counter)
         }
         try target.commit()
