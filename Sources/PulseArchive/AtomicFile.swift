@@ -21,6 +21,7 @@ public final class AtomicFile {
         }
         let directory = Self.directory(of: targetPath)
         let name = targetPath.split(separator: "/").last.map(String.init) ?? targetPath
+        Self.removeAbandonedPartials(of: name, in: directory)
         self.temporaryPath = "\(directory)/.\(name).partial-\(getpid())"
         _ = unlink(temporaryPath)
         self.file = try SystemFile.createExclusive(temporaryPath)
@@ -45,6 +46,22 @@ public final class AtomicFile {
             _ = fsync(directory)
             _ = close(directory)
         }
+    }
+
+    /// Removes partial files of `name` whose writer process no longer exists (killed exports).
+    static func removeAbandonedPartials(of name: String, in directory: String) {
+        guard let dir = opendir(directory) else { return }
+        defer { closedir(dir) }
+        let prefix = ".\(name).partial-"
+        var abandoned: [String] = []
+        while let entry = readdir(dir) {
+            let entryName = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            guard entryName.hasPrefix(prefix), let pid = Int32(entryName.dropFirst(prefix.count)) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { abandoned.append(entryName) }
+        }
+        for entryName in abandoned { _ = unlink("\(directory)/\(entryName)") }
     }
 
     static func directory(of path: String) -> String {

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import PulseArchive
+@testable import PulseDemo
+@testable import PulseStore
+
+/// Everything a store holds, for equality checks.
+struct StoreSnapshot: Equatable {
+    var rows: [String: [ArchiveRow]] = [:]
+    var settings: [String: String] = [:]
+    var attachments: [String: [UInt8]] = [:]
+
+    init(store directory: String) throws {
+        let store = try PulseStore.open(directory, create: false)
+        for table in ArchiveTable.all {
+            var rows: [ArchiveRow] = []
+            try store.forEachRow(of: table) { rows.append($0) }
+            self.rows[table.key] = rows
+        }
+        settings = try store.settings()
+        attachments = try store.attachments()
+    }
+
+    init(archive path: String) throws {
+        var visitor = CollectingVisitor()
+        try ArchiveReader(path: path).read(into: &visitor)
+        rows = visitor.rows
+        for table in ArchiveTable.all where rows[table.key] == nil { rows[table.key] = [] }
+        settings = visitor.settings
+        attachments = visitor.attachments
+    }
+
+    /// The same rows regardless of order.
+    func sameContent(as other: StoreSnapshot) -> Bool {
+        guard settings == other.settings, attachments == other.attachments else { return false }
+        return ArchiveTable.all.allSatisfy { table in
+            Set(rows[table.key] ?? []) == Set(other.rows[table.key] ?? []) && (rows[table.key] ?? []).count == (other.rows[table.key] ?? []).count
+        }
+    }
+}
+
+enum StoreFixtures {
+    static let end = DateComponents(year: 2026, month: 3, day: 15)
+    static let zone = TimeZone(identifier: "Europe/Berlin")!
+
+    /// A demo store of `days` days in `directory`.
+    static func demoStore(_ directory: String, days: Int = 14, seed: UInt64 = 3, rawPacketsPerDay: Int = 4) throws {
+        var ring = SyntheticRing(options: DemoOptions(days: days, seed: seed, endDay: end, timeZone: zone, rawPacketsPerDay: rawPacketsPerDay))
+        _ = try ring.fill(storeDirectory: directory)
+    }
+
+    static func export(_ store: String, to path: String, formatVersion: Int64 = 2) throws -> ExportResult {
+        try PulseStore.exportArchive(storeDirectory: store, to: path,
+                                     options: ExportOptions(formatVersion: formatVersion, appVersion: "tests", exportedAt: 1_773_600_000_000))
+    }
+
+    @discardableResult
+    static func importArchive(_ path: String, into store: String, mode: ImportMode? = nil) throws -> ImportResult {
+        try PulseStore.importArchive(path, storeDirectory: store, options: ImportOptions(mode: mode, appVersion: "tests", now: 1_773_700_000_000))
+    }
+
+    static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    static func mode(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? NSNumber)?.intValue ?? -1
+    }
+}
