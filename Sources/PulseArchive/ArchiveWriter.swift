@@ -47,7 +47,8 @@ public enum ArchiveWriter {
     /// - Throws: `ArchiveError` when a row breaks the format (a required field without a
     ///   value) or when the content changed while it was written.
     @discardableResult
-    public static func write(_ content: some ArchiveContent, options: ArchiveWriterOptions, to sink: ByteSink) throws -> [String: Int] {
+    public static func write(_ content: some ArchiveContent, options: ArchiveWriterOptions, to sink: ByteSink,
+                             progress: ((_ rowsWritten: Int, _ totalRows: Int) -> Void)? = nil) throws -> [String: Int] {
         guard (ArchiveFormat.oldestVersion...ArchiveFormat.newestVersion).contains(options.formatVersion) else {
             throw ArchiveError(.unsupportedFeature, "cannot write format \(options.formatVersion): this tool writes formats 1 and 2")
         }
@@ -55,6 +56,8 @@ public enum ArchiveWriter {
         let tables = options.tables
         var counts: [String: Int] = [:]
         for table in tables { counts[table.key] = try content.rowCount(of: table) }
+        let totalRows = counts.values.reduce(0, +)
+        var rowsBefore = 0
 
         var sections: [(String, Section)] = tables.map { ($0.key, .table($0)) }
         sections += [("settings", .settings), ("attachments", .attachments)]
@@ -87,7 +90,11 @@ public enum ArchiveWriter {
             case .formatVersion:
                 out.int(options.formatVersion)
             case .table(let table):
-                let written = try writeRows(of: table, from: content, to: out)
+                let written = try writeRows(of: table, from: content, to: out) { written in
+                    let done = rowsBefore + written
+                    if done & 0x1FFF == 0 { progress?(done, totalRows) }
+                }
+                rowsBefore += written
                 guard written == counts[table.key] else {
                     throw ArchiveError(.io, "\(table.key) changed while it was exported (\(counts[table.key]!) rows counted, \(written) written)")
                 }
@@ -122,7 +129,8 @@ public enum ArchiveWriter {
         return counts
     }
 
-    private static func writeRows(of table: ArchiveTable, from content: some ArchiveContent, to out: JSONOutput) throws -> Int {
+    private static func writeRows(of table: ArchiveTable, from content: some ArchiveContent, to out: JSONOutput,
+                                  progress: (Int) -> Void) throws -> Int {
         let names = table.fields.map { Array($0.name.utf8) }
         var written = 0
         out.byte(0x5B)
@@ -130,6 +138,7 @@ public enum ArchiveWriter {
             if written > 0 { out.byte(0x2C) }
             try writeRow(row, of: table, names: names, index: written, to: out)
             written += 1
+            progress(written)
             try out.flushIfFull()
         }
         out.byte(0x5D)

@@ -20,6 +20,7 @@ struct ExportCommand: Subcommand {
     let output: String
     let formatVersion: Int64
     let json: Bool
+    let quiet: Bool
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
@@ -27,6 +28,7 @@ struct ExportCommand: Subcommand {
         formatVersion = Int64(try ArgumentValues.integer(arguments.value("--format-version"), option: "--format-version", range: 1...2) ?? 2)
         output = arguments.value("--output") ?? Self.defaultFileName(at: Date())
         json = arguments.flag("--json")
+        quiet = arguments.flag("--quiet")
         self.console = console
     }
 
@@ -40,10 +42,14 @@ struct ExportCommand: Subcommand {
     }
 
     func run() throws -> Int32 {
+        let progress = ProgressLine("Exporting", console: console, quiet: quiet)
+        defer { progress.finish() }
         let result = try PulseStore.exportArchive(
             storeDirectory: store, to: output,
             options: ExportOptions(formatVersion: formatVersion, appVersion: "pulse-archive \(PulseArchiveCommand.version)",
-                                   exportedAt: ArgumentValues.nowMillis()))
+                                   exportedAt: ArgumentValues.nowMillis(),
+                                   progress: { done, total in progress.update(rows: done, done: Int64(done), total: Int64(total)) }))
+        progress.finish()
         if json {
             console.out(JSONReport.object([
                 ("path", .string(result.path)),

@@ -7,11 +7,11 @@ import PulseStore
 public enum PulseArchiveCommand {
     public static let version = "0.1.0"
 
-    static let subcommands: [any Subcommand.Type] = [
-        InspectCommand.self, ExportCommand.self, ImportCommand.self, DemoCommand.self,
-    ]
+    static var subcommands: [any Subcommand.Type] {
+        [InspectCommand.self, ExportCommand.self, ImportCommand.self, DemoCommand.self]
+    }
 
-    static let rootHelp = """
+    static var rootHelp: String { """
         OVERVIEW: Export, import and verify backups of PulseLoop smart-ring data.
 
         USAGE: pulse-archive <subcommand>
@@ -21,7 +21,7 @@ public enum PulseArchiveCommand {
         SUBCOMMANDS:
         \(subcommands.map { HelpFormatter.row($0.spec.name, $0.spec.abstract) }.joined())
           See 'pulse-archive help <subcommand>' for detailed help.
-        """
+        """ }
 
     /// Runs the command line and exits the process with its code.
     public static func main() -> Never {

@@ -1,7 +1,7 @@
 import PulseArchive
 
 /// How to write an archive of a store.
-public struct ExportOptions: Sendable {
+public struct ExportOptions {
     public var formatVersion: Int64
     public var appVersion: String
     /// Milliseconds since 1970, recorded as `exportedAt`.
@@ -10,14 +10,17 @@ public struct ExportOptions: Sendable {
     public var compressed: Bool
     /// See `ArchiveWriterOptions.envelopeKeysFirst`.
     public var envelopeKeysFirst: Bool
+    /// Called every few thousand rows with the rows written and the total.
+    public var progress: ((Int, Int) -> Void)?
 
     public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64,
-                compressed: Bool = true, envelopeKeysFirst: Bool = true) {
+                compressed: Bool = true, envelopeKeysFirst: Bool = true, progress: ((Int, Int) -> Void)? = nil) {
         self.formatVersion = formatVersion
         self.appVersion = appVersion
         self.exportedAt = exportedAt
         self.compressed = compressed
         self.envelopeKeysFirst = envelopeKeysFirst
+        self.progress = progress
     }
 }
 
@@ -55,7 +58,7 @@ extension PulseStore {
                 StoreContent(database: database, schema: "main"),
                 options: ArchiveWriterOptions(formatVersion: options.formatVersion, appVersion: options.appVersion,
                                               exportedAt: options.exportedAt, envelopeKeysFirst: options.envelopeKeysFirst),
-                to: counter)
+                to: counter, progress: options.progress)
         }
         try target.commit()
         return ExportResult(path: path, formatVersion: options.formatVersion, tables: tables,

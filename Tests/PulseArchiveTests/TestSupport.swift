@@ -22,7 +22,7 @@ final class TemporaryDirectory {
     @discardableResult
     func write(_ name: String, _ data: Data) -> String {
         let path = file(name)
-        FileManager.default.createFile(atPath: path, contents: data)
+        _ = FileManager.default.createFile(atPath: path, contents: data)
         return path
     }
 }

@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+@testable import PulseArchive
+@testable import PulseStore
+
+@Suite("Progress on a terminal")
+struct ProgressTests {
+    /// Runs the binary under `script`, which gives it a pseudo-terminal; returns what it printed.
+    private func runOnTerminal(_ arguments: [String]) throws -> String {
+        let command = ([CLI.executable] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["TZ"] = "UTC"
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    @Test("import and export draw a progress line on a terminal, none when piped or with --quiet",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func progressLine() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("big"), days: 45, seed: 9, rawPacketsPerDay: 300)
+        _ = try StoreFixtures.export(dir.file("big"), to: dir.file("big.json.gz"))
+
+        let onTerminal = try runOnTerminal(["import", dir.file("big.json.gz"), "--store", dir.file("a"), "--no-backfill"])
+        #expect(onTerminal.contains("Importing: ") && onTerminal.contains("rows/s") && onTerminal.contains("ETA"))
+        let exportOnTerminal = try runOnTerminal(["export", "--store", dir.file("a"), "-o", dir.file("e.json.gz")])
+        #expect(exportOnTerminal.contains("Exporting: ") && exportOnTerminal.contains("rows/s"))
+
+        let quiet = try runOnTerminal(["import", dir.file("big.json.gz"), "--store", dir.file("b"), "--quiet"])
+        #expect(!quiet.contains("rows/s"))
+        let piped = try CLI.run(["import", dir.file("big.json.gz"), "--store", dir.file("c")])
+        #expect(piped.exitCode == 0 && !piped.stderr.contains("rows/s"))
+    }
+}
