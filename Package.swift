@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "pulse-archive", targets: ["pulse-archive"]),
         .library(name: "PulseArchive", targets: ["PulseArchive"]),
         .library(name: "PulseStore", targets: ["PulseStore"]),
+        .library(name: "Readiness", targets: ["Readiness"]),
     ],
     targets: [
         // C libraries at the edge: module maps only.
@@ -23,8 +24,10 @@ let package = Package(
         ),
         // The codec: tables, JSON dialect, gzip, streaming reader and writer. No store.
         .target(name: "PulseArchive", dependencies: ["CZlib"]),
-        // The SQLite store: schema, migrations, staging, import and export.
-        .target(name: "PulseStore", dependencies: ["PulseArchive", "CSQLite"]),
+        // Pure readiness and sleep-score maths: no SQLite, no store.
+        .target(name: "Readiness", dependencies: ["PulseArchive"]),
+        // The SQLite store: schema, migrations, staging, import and export, readiness backfill.
+        .target(name: "PulseStore", dependencies: ["PulseArchive", "CSQLite", "Readiness"]),
         // Deterministic synthetic ring data for `demo` and the sample archives.
         .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseStore"]),
         // Argument parsing, commands, progress and reports.
@@ -34,7 +37,7 @@ let package = Package(
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
         .testTarget(
             name: "PulseArchiveTests",
-            dependencies: ["PulseArchive", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
+            dependencies: ["PulseArchive", "Readiness", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -31,48 +31,21 @@ final class JSONOutput {
     /// `"key":`
     func key(_ name: [UInt8]) {
         buffer.append(0x22)
-        appendEscaped(name)
+        JSONText.appendEscaped(name, to: &buffer)
         buffer.append(0x22)
         buffer.append(0x3A)
     }
 
     func string(_ text: String) {
-        buffer.append(0x22)
-        var text = text
-        text.withUTF8 { appendEscaped($0) }
-        buffer.append(0x22)
-    }
-
-    /// A string whose bytes need no escaping (UUIDs, dates); the caller guarantees it.
-    func plainString(_ bytes: UnsafeBufferPointer<UInt8>) {
-        buffer.append(0x22)
-        buffer.append(contentsOf: bytes)
-        buffer.append(0x22)
+        JSONText.appendString(text, to: &buffer)
     }
 
     func int(_ value: Int64) {
-        if value == 0 { buffer.append(0x30); return }
-        var digits: (UInt64, Int) = (value.magnitude, 0)
-        if value < 0 { buffer.append(0x2D) }
-        var tmp = [UInt8](repeating: 0, count: 20)
-        while digits.0 > 0 {
-            tmp[digits.1] = UInt8(0x30 + digits.0 % 10)
-            digits.0 /= 10
-            digits.1 += 1
-        }
-        for i in stride(from: digits.1 - 1, through: 0, by: -1) { buffer.append(tmp[i]) }
+        JSONText.appendInteger(value, to: &buffer)
     }
 
-    /// The shortest decimal that reads back as the same double; integral values without `.0`.
     func double(_ value: Double) {
-        if value == value.rounded(), abs(value) < 9.007_199_254_740_992e15 {
-            if value == 0 && value.sign == .minus { raw("-0"); return }
-            int(Int64(value))
-            return
-        }
-        var text = value.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        text.withUTF8 { buffer.append(contentsOf: $0) }
+        JSONText.appendNumber(value, to: &buffer)
     }
 
     func bool(_ value: Bool) {
@@ -85,24 +58,75 @@ final class JSONOutput {
         buffer.append(0x22)
     }
 
+}
+
+/// The app's JSON forms of numbers and strings, shared by the archive writer and anything else
+/// that must write JSON the app reads back the same way (the readiness contributors).
+public enum JSONText {
+    /// The shortest decimal that reads back as the same double; integral values without `.0`.
+    public static func number(_ value: Double) -> String {
+        var out: [UInt8] = []
+        appendNumber(value, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A quoted, escaped JSON string.
+    public static func quoted(_ text: String) -> String {
+        var out: [UInt8] = []
+        appendString(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func appendNumber(_ value: Double, to out: inout [UInt8]) {
+        if value == value.rounded(), abs(value) < 9.007_199_254_740_992e15 {
+            if value == 0 && value.sign == .minus {
+                out.append(0x2D)
+                out.append(0x30)
+                return
+            }
+            appendInteger(Int64(value), to: &out)
+            return
+        }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        out.append(contentsOf: text.utf8)
+    }
+
+    static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+        if value == 0 { out.append(0x30); return }
+        if value < 0 { out.append(0x2D) }
+        var magnitude = value.magnitude
+        var digits: [UInt8] = []
+        while magnitude > 0 {
+            digits.append(UInt8(0x30 + magnitude % 10))
+            magnitude /= 10
+        }
+        out.append(contentsOf: digits.reversed())
+    }
+
+    static func appendString(_ text: String, to out: inout [UInt8]) {
+        out.append(0x22)
+        var text = text
+        text.withUTF8 { appendEscaped($0, to: &out) }
+        out.append(0x22)
+    }
+
     /// Escapes as the app does: `"`, `\` and control characters, and `/` as `\/`.
-    private func appendEscaped(_ bytes: some Collection<UInt8>) {
+    static func appendEscaped(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
         for c in bytes {
             switch c {
-            case 0x22: buffer.append(0x5C); buffer.append(0x22)
-            case 0x5C: buffer.append(0x5C); buffer.append(0x5C)
-            case 0x2F: buffer.append(0x5C); buffer.append(0x2F)
-            case 0x0A: buffer.append(0x5C); buffer.append(0x6E)
-            case 0x0D: buffer.append(0x5C); buffer.append(0x72)
-            case 0x09: buffer.append(0x5C); buffer.append(0x74)
-            case 0x08: buffer.append(0x5C); buffer.append(0x62)
-            case 0x0C: buffer.append(0x5C); buffer.append(0x66)
+            case 0x22: out.append(0x5C); out.append(0x22)
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x2F: out.append(0x5C); out.append(0x2F)
+            case 0x0A: out.append(0x5C); out.append(0x6E)
+            case 0x0D: out.append(0x5C); out.append(0x72)
+            case 0x09: out.append(0x5C); out.append(0x74)
+            case 0x08: out.append(0x5C); out.append(0x62)
+            case 0x0C: out.append(0x5C); out.append(0x66)
             case 0..<0x20:
-                raw("\\u00")
-                buffer.append(Self.hex[Int(c >> 4)])
-                buffer.append(Self.hex[Int(c & 0xF)])
+                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
             default:
-                buffer.append(c)
+                out.append(c)
             }
         }
     }

@@ -1,0 +1,65 @@
+import Foundation
+
+/// Local-day arithmetic in one time zone, on millisecond instants.
+///
+/// Day arithmetic is calendar arithmetic (a DST day has 23 or 25 hours); zone offsets are
+/// cached per hour, because readiness asks for the local hour of thousands of readings.
+public final class LocalCalendar {
+    public let timeZone: TimeZone
+    private let calendar: Calendar
+    private var offsetByHour: [Int64: Int64] = [:]
+
+    public init(timeZone: TimeZone) {
+        self.timeZone = timeZone
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        self.calendar = calendar
+    }
+
+    private func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+    private func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// Local midnight of the day holding `instant`.
+    public func startOfDay(_ instant: Int64) -> Int64 {
+        millis(calendar.startOfDay(for: date(instant)))
+    }
+
+    /// The start of the day `days` calendar days after the day starting at `dayStart`.
+    public func day(_ dayStart: Int64, adding days: Int) -> Int64 {
+        millis(calendar.date(byAdding: .day, value: days, to: date(dayStart))!)
+    }
+
+    /// Local midnight of a calendar date.
+    public func startOfDay(year: Int, month: Int, day: Int) -> Int64 {
+        millis(calendar.date(from: DateComponents(year: year, month: month, day: day))!)
+    }
+
+    /// The zone's offset from UTC at `instant`, in milliseconds.
+    public func offset(at instant: Int64) -> Int64 {
+        let hour = instant >= 0 ? instant / 3_600_000 : (instant - 3_599_999) / 3_600_000
+        if let cached = offsetByHour[hour] { return cached }
+        let offset = Int64(timeZone.secondsFromGMT(for: date(hour * 3_600_000))) * 1000
+        offsetByHour[hour] = offset
+        return offset
+    }
+
+    /// The local hour (0–23) of `instant`.
+    public func hour(_ instant: Int64) -> Int {
+        let local = instant + offset(at: instant)
+        let msOfDay = ((local % 86_400_000) + 86_400_000) % 86_400_000
+        return Int(msOfDay / 3_600_000)
+    }
+
+    /// The local minute of the hour (0–59) of `instant`.
+    public func minute(_ instant: Int64) -> Int {
+        let local = instant + offset(at: instant)
+        let msOfHour = ((local % 3_600_000) + 3_600_000) % 3_600_000
+        return Int(msOfHour / 60_000)
+    }
+
+    /// `yyyy-MM-dd` of the local day holding `instant`.
+    public func dayString(_ instant: Int64) -> String {
+        let parts = calendar.dateComponents([.year, .month, .day], from: date(instant))
+        return String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+    }
+}
