@@ -10,13 +10,17 @@ public final class AtomicFile {
     public let targetPath: String
     public let temporaryPath: String
     public let file: SystemFile
+    private let replacesExisting: Bool
     private var committed = false
 
-    /// - Throws: when the target exists (a backup is never overwritten) or the directory is
-    ///   not writable.
-    public init(targetPath: String) throws {
+    /// - Parameter replacesExisting: allow replacing an existing target (a chart); archives
+    ///   never do.
+    /// - Throws: when the target exists and may not be replaced, or the directory is not
+    ///   writable.
+    public init(targetPath: String, replacesExisting: Bool = false) throws {
         self.targetPath = targetPath
-        if access(targetPath, F_OK) == 0 {
+        self.replacesExisting = replacesExisting
+        if !replacesExisting, access(targetPath, F_OK) == 0 {
             throw ArchiveError(.io, "\(targetPath) already exists; choose another name (pulse-archive never overwrites a file)")
         }
         let directory = Self.directory(of: targetPath)
@@ -35,12 +39,18 @@ public final class AtomicFile {
     public func commit() throws {
         try file.sync()
         try file.close()
-        // link(2) fails if the target appeared meanwhile: never replace someone else's file.
-        guard link(temporaryPath, targetPath) == 0 else {
-            throw ArchiveError(.io, "cannot create \(targetPath): \(errnoText())")
+        if replacesExisting {
+            guard rename(temporaryPath, targetPath) == 0 else {
+                throw ArchiveError(.io, "cannot create \(targetPath): \(errnoText())")
+            }
+        } else {
+            // link(2) fails if the target appeared meanwhile: never replace someone else's file.
+            guard link(temporaryPath, targetPath) == 0 else {
+                throw ArchiveError(.io, "cannot create \(targetPath): \(errnoText())")
+            }
+            _ = unlink(temporaryPath)
         }
         committed = true
-        _ = unlink(temporaryPath)
         let directory = open(Self.directory(of: targetPath), O_RDONLY | O_CLOEXEC)
         if directory >= 0 {
             _ = fsync(directory)

@@ -87,15 +87,17 @@ enum Formatting {
         return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
     }
 
-    /// Left-aligned first column, right-aligned others, two spaces apart, indented by two.
-    static func columns(_ header: [String], _ rows: [[String]]) -> String {
+    /// Columns two spaces apart, indented by two; the `numeric` ones right-aligned.
+    static func columns(_ header: [String], _ rows: [[String]], numeric: Set<Int>) -> String {
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
-            "  " + row.enumerated().map { column, cell in
+            var line = "  " + row.enumerated().map { column, cell in
                 let pad = String(repeating: " ", count: widths[column] - cell.count)
-                return column == 0 ? cell + pad : pad + cell
+                return numeric.contains(column) ? pad + cell : cell + pad
             }.joined(separator: "  ")
+            while line.hasSuffix(" ") { line.removeLast() }
+            return line
         }.joined(separator: "\n")
     }
 }

@@ -8,7 +8,7 @@ struct DemoCommand: Subcommand {
     static let spec = CommandSpec(
         name: "demo",
         abstract: "Fill an empty store with realistic synthetic ring data.",
-        discussion: "The data is deterministic: the same --seed, --days, --end and time zone give the same store.",
+        discussion: "The data is deterministic: the same --seed, --days, --end and time zone give the same store. Readiness is then computed for the last 90 days.",
         options: [
             .store,
             .value("--days", valueName: "n", help: "Days of wear (default: 120)."),
@@ -42,7 +42,10 @@ struct DemoCommand: Subcommand {
         var ring = SyntheticRing(options: options)
         let counts = try ring.fill(storeDirectory: store)
         let rows = counts.values.reduce(0, +)
-        console.out("Filled \(store) with \(options.days) days of demo data: \(ProgressLine.grouped(rows)) rows")
+        let report = try PulseStore.withExclusiveAccess(store, create: false) { store in
+            try BackfillRequest(days: 90, asOf: options.endDay, timeZone: options.timeZone).run(on: store, now: ArgumentValues.nowMillis())
+        }
+        console.out("Filled \(store) with \(options.days) days of demo data: \(ProgressLine.grouped(rows)) rows; readiness scored on \(report.scored) of \(report.days) days")
         return 0
     }
 }

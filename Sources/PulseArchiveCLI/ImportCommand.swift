@@ -24,6 +24,7 @@ struct ImportCommand: Subcommand {
     let file: String
     let store: String
     let mode: ImportMode?
+    let backfill: BackfillRequest?
     let json: Bool
     let quiet: Bool
     let console: Console
@@ -32,8 +33,9 @@ struct ImportCommand: Subcommand {
         file = arguments.positionals[0]
         store = console.storeDirectory(arguments)
         mode = arguments.flag("--replace") ? .replace : arguments.flag("--merge") ? .merge : nil
-        _ = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
-        _ = try ArgumentValues.timeZone(arguments.value("--timezone"))
+        let asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
+        let zone = try ArgumentValues.timeZone(arguments.value("--timezone"))
+        backfill = arguments.flag("--no-backfill") ? nil : BackfillRequest(days: 90, asOf: asOf, timeZone: zone)
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
         self.console = console
@@ -44,7 +46,7 @@ struct ImportCommand: Subcommand {
         defer { progress.finish() }
         let result = try PulseStore.importArchive(file, storeDirectory: store, options: ImportOptions(
             mode: mode, appVersion: "pulse-archive \(PulseArchiveCommand.version)", now: ArgumentValues.nowMillis(),
-            progress: { progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes) }))
+            backfill: backfill, progress: { progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes) }))
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }
         if let backup = result.safetyBackupPath {
@@ -55,7 +57,11 @@ struct ImportCommand: Subcommand {
                 ("mode", .string(result.mode)),
                 ("tables", .counts(result.tables)),
                 ("inserted", .counts(result.inserted)),
-                ("readiness", .object([("scored", .int(0)), ("unavailable", .int(0))])),
+                ("readiness", .object([
+                    ("scored", .int(result.readiness?.scored ?? 0)), ("unavailable", .int(result.readiness?.unavailable ?? 0)),
+                    ("backfilled", .bool(result.readiness != nil)),
+                    ("learnedRestingBaseline", result.readiness?.learnedRestingBaseline.map { .double($0) } ?? .null),
+                ])),
                 ("safetyBackup", result.safetyBackupPath.map { .string($0) } ?? .null),
                 ("warnings", .array(result.warnings.map { .string($0.message) })),
             ]).text)
@@ -65,7 +71,15 @@ struct ImportCommand: Subcommand {
             let rows = ArchiveTable.all.map { table in
                 [table.key, ProgressLine.grouped(result.tables[table.key] ?? 0), ProgressLine.grouped(result.inserted[table.key] ?? 0)]
             }
-            text += Formatting.columns(["table", "rows", "added"], rows)
+            text += Formatting.columns(["table", "rows", "added"], rows, numeric: [1, 2])
+            if let readiness = result.readiness {
+                text += "\nReadiness: \(readiness.scored) of \(readiness.days) days scored"
+                if let learned = readiness.learnedRestingBaseline {
+                    text += String(format: " (learned a resting-HR baseline of %.1f bpm)", learned)
+                }
+            } else {
+                text += "\nReadiness: not recomputed (--no-backfill)"
+            }
             console.out(text)
         }
         return 0

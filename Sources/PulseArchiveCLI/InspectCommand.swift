@@ -70,7 +70,7 @@ enum ArchiveReport {
             let declared = summary.declaredCounts[table.key].map { ProgressLine.grouped(Int($0)) } ?? "-"
             return [table.key, ProgressLine.grouped(found), declared]
         }
-        text += Formatting.columns(["table", "rows", "declared"], rows)
+        text += Formatting.columns(["table", "rows", "declared"], rows, numeric: [1, 2])
         return text
     }
 }

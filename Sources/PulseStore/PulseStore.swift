@@ -37,6 +37,20 @@ public final class PulseStore {
         return PulseStore(directory: directory, database: database)
     }
 
+    /// Runs `body` on the store in `directory` while holding its lock, so no import or export
+    /// of the same store runs meanwhile.
+    /// - Parameter create: create the store (directory and database) when it is missing.
+    public static func withExclusiveAccess<T>(_ directory: String, create: Bool, _ body: (PulseStore) throws -> T) throws -> T {
+        if create {
+            try PrivateFiles.createDirectory(directory)
+        } else if !PrivateFiles.exists(directory + "/" + databaseFileName) {
+            throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName)); create one with `pulse-archive import` or `pulse-archive demo`")
+        }
+        let lock = try StoreLock(directory: directory)
+        defer { withExtendedLifetime(lock) {} }
+        return try body(try open(directory, create: create))
+    }
+
     static func configure(_ database: SQLiteDatabase, durable: Bool) throws {
         if durable {
             try database.execute("PRAGMA journal_mode = WAL")

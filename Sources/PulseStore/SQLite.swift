@@ -13,6 +13,8 @@ private let constraintPrimaryKey: Int32 = SQLITE_CONSTRAINT | (6 << 8)
 final class SQLiteDatabase {
     let path: String
     private var handle: OpaquePointer?
+    /// Statements prepared once and reused, by SQL text.
+    private var statementCache: [String: SQLiteStatement] = [:]
 
     /// Opens (creating if allowed) the database file at `path`.
     init(path: String, create: Bool) throws {
@@ -31,7 +33,16 @@ final class SQLiteDatabase {
     }
 
     deinit {
+        statementCache.removeAll()
         sqlite3_close_v2(handle)
+    }
+
+    /// A statement prepared on first use and kept for the connection's lifetime.
+    func cached(_ sql: String) throws -> SQLiteStatement {
+        if let statement = statementCache[sql] { return statement }
+        let statement = try prepare(sql)
+        statementCache[sql] = statement
+        return statement
     }
 
     var errorMessage: String { String(cString: sqlite3_errmsg(handle)) }
@@ -77,13 +88,17 @@ final class SQLiteDatabase {
 }
 
 /// One prepared statement; the only owner of its `sqlite3_stmt*`.
+///
+/// It keeps no reference to its `SQLiteDatabase`, so a connection can cache its statements
+/// without a retain cycle; `sqlite3_close_v2` defers the close until the last one is finalized.
 final class SQLiteStatement {
-    private let database: SQLiteDatabase
     private let handle: OpaquePointer
+    /// The database file, for messages.
+    private let path: String
     let sql: String
 
     fileprivate init(database: SQLiteDatabase, handle db: OpaquePointer?, sql: String) throws {
-        self.database = database
+        self.path = database.path
         self.sql = sql
         var statement: OpaquePointer?
         guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
@@ -91,6 +106,8 @@ final class SQLiteStatement {
         }
         self.handle = statement
     }
+
+    private var errorMessage: String { String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))) }
 
     deinit {
         sqlite3_finalize(handle)
@@ -119,14 +136,14 @@ final class SQLiteStatement {
                 return sqlite3_bind_text(handle, index, start, Int32(bytes.count), transient)
             }
         }
-        guard status == SQLITE_OK else { throw StoreError(.sqlite, "\(database.path): cannot bind a value: \(database.errorMessage)") }
+        guard status == SQLITE_OK else { throw StoreError(.sqlite, "\(path): cannot bind a value: \(errorMessage)") }
     }
 
     func bindBlob(_ bytes: [UInt8], at index: Int32) throws {
         let status = bytes.withUnsafeBytes { buffer in
             sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), transient)
         }
-        guard status == SQLITE_OK else { throw StoreError(.sqlite, "\(database.path): cannot bind a blob: \(database.errorMessage)") }
+        guard status == SQLITE_OK else { throw StoreError(.sqlite, "\(path): cannot bind a blob: \(errorMessage)") }
     }
 
     /// Advances to the next row; false when done.
@@ -134,7 +151,7 @@ final class SQLiteStatement {
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        case let status: throw SQLiteStatement.StepError(code: status, message: database.errorMessage, path: database.path)
+        case let status: throw SQLiteStatement.StepError(code: status, message: errorMessage, path: path)
         }
     }
 

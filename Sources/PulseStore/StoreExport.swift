@@ -38,13 +38,9 @@ extension PulseStore {
     /// Writes an archive of the whole store to `path`, atomically: the file appears complete
     /// or not at all. Holds the store's lock while it reads.
     public static func exportArchive(storeDirectory: String, to path: String, options: ExportOptions) throws -> ExportResult {
-        guard PrivateFiles.exists(storeDirectory + "/" + databaseFileName) else {
-            throw StoreError(.missingStore, "there is no store at \(storeDirectory) (no \(databaseFileName)); create one with `pulse-archive import` or `pulse-archive demo`")
+        try withExclusiveAccess(storeDirectory, create: false) { store in
+            try store.export(to: path, options: options)
         }
-        let lock = try StoreLock(directory: storeDirectory)
-        defer { withExtendedLifetime(lock) {} }
-        let store = try open(storeDirectory, create: false)
-        return try store.export(to: path, options: options)
     }
 
     /// Writes an archive of this store; the caller holds the lock.

@@ -19,13 +19,16 @@ public struct ImportOptions {
     /// Milliseconds since 1970: names the safety backup and stamps it.
     public var now: Int64
     public var progress: ((ReadProgress) -> Void)?
+    /// The readiness backfill to run after the import; nil skips it (`--no-backfill`).
+    public var backfill: BackfillRequest?
 
     public init(mode: ImportMode?, appVersion: String, now: Int64, limits: ArchiveLimits = .standard,
-                progress: ((ReadProgress) -> Void)? = nil) {
+                backfill: BackfillRequest? = BackfillRequest(), progress: ((ReadProgress) -> Void)? = nil) {
         self.mode = mode
         self.appVersion = appVersion
         self.now = now
         self.limits = limits
+        self.backfill = backfill
         self.progress = progress
     }
 }
@@ -42,6 +45,35 @@ public struct ImportResult {
     /// Where the previous content was saved before a replace.
     public var safetyBackupPath: String?
     public var warnings: [ArchiveWarning]
+    /// The readiness backfill that followed, unless it was skipped.
+    public var readiness: BackfillReport?
+}
+
+/// A readiness backfill: `days` days ending at `asOf`, or by default at the newest day with
+/// data (never after today), in `timeZone`.
+public struct BackfillRequest: Sendable {
+    public var days: Int
+    public var asOf: DateComponents?
+    public var timeZone: TimeZone
+
+    public init(days: Int = 90, asOf: DateComponents? = nil, timeZone: TimeZone = .current) {
+        self.days = days
+        self.asOf = asOf
+        self.timeZone = timeZone
+    }
+
+    /// Runs the backfill on `store` regardless of the readiness toggle (it was asked for).
+    public func run(on store: PulseStore, now: Int64) throws -> BackfillReport {
+        let service = ReadinessService(store: store, timeZone: timeZone)
+        let anchor: Int64
+        if let asOf, let year = asOf.year, let month = asOf.month, let day = asOf.day {
+            anchor = service.calendar.startOfDay(year: year, month: month, day: day)
+        } else {
+            let today = service.calendar.startOfDay(now)
+            anchor = min(today, try service.newestDataDay() ?? today)
+        }
+        return try service.backfill(days: days, anchorDay: anchor, now: now, honoringToggle: false)
+    }
 }
 
 extension PulseStore {
@@ -53,15 +85,25 @@ extension PulseStore {
     /// when the import fails.
     public static func importArchive(_ archivePath: String, storeDirectory: String, options: ImportOptions) throws -> ImportResult {
         let createdDirectory = !PrivateFiles.exists(storeDirectory)
+        var committed = false
         do {
-            try PrivateFiles.createDirectory(storeDirectory)
-            let lock = try StoreLock(directory: storeDirectory)
-            defer { withExtendedLifetime(lock) {} }
-            StagingArea.removeLeftovers(in: storeDirectory)
-            let store = try open(storeDirectory, create: true)
-            return try store.importLocked(archivePath, options: options)
+            return try withExclusiveAccess(storeDirectory, create: true) { store in
+                StagingArea.removeLeftovers(in: storeDirectory)
+                var result = try store.importLocked(archivePath, options: options)
+                committed = true
+                if let backfill = options.backfill {
+                    do {
+                        result.readiness = try backfill.run(on: store, now: options.now)
+                    } catch {
+                        throw StoreError(.sqlite, "the archive was imported, but the readiness backfill failed: \(error); run `pulse-archive readiness --backfill` to retry")
+                    }
+                    result.tables = try store.rowCounts()
+                }
+                return result
+            }
         } catch {
-            if createdDirectory { PrivateFiles.remove(storeDirectory) }
+            // Only a store this import created and never filled is removed again.
+            if createdDirectory && !committed { PrivateFiles.remove(storeDirectory) }
             throw error
         }
     }
@@ -88,7 +130,7 @@ extension PulseStore {
             warnings.append(ArchiveWarning(table: mismatch.table, message: "\(mismatch.table): the file declares \(declared) but holds \(mismatch.found) rows"))
         }
         return ImportResult(mode: wasEmpty ? "new" : mode.rawValue, summary: summary, tables: try rowCounts(),
-                            inserted: inserted, safetyBackupPath: backupPath, warnings: warnings)
+                            inserted: inserted, safetyBackupPath: backupPath, warnings: warnings, readiness: nil)
     }
 
     /// Saves the store as it is into `backups/` before a replace.

@@ -44,16 +44,14 @@ extension PulseStore {
     /// Fills an empty store (created if missing) in one transaction with what `body` writes.
     /// - Throws: `StoreError.refused` when the store already holds data.
     public static func fillEmptyStore(_ directory: String, _ body: (StoreRowWriter) throws -> Void) throws -> [String: Int] {
-        try PrivateFiles.createDirectory(directory)
-        let lock = try StoreLock(directory: directory)
-        defer { withExtendedLifetime(lock) {} }
-        let store = try open(directory, create: true)
-        guard try store.isEmpty() else {
-            throw StoreError(.refused, "the store \(directory) already holds data; choose an empty --store directory")
+        try withExclusiveAccess(directory, create: true) { store in
+            guard try store.isEmpty() else {
+                throw StoreError(.refused, "the store \(directory) already holds data; choose an empty --store directory")
+            }
+            try store.database.transaction {
+                try body(try StoreRowWriter(database: store.database))
+            }
+            return try store.rowCounts()
         }
-        try store.database.transaction {
-            try body(try StoreRowWriter(database: store.database))
-        }
-        return try store.rowCounts()
     }
 }

@@ -77,6 +77,10 @@ struct StoreMigration {
                 #"CREATE INDEX "readinessDailiesByDate" ON "readinessDailies" ("date")"#,
             ]
         ),
+        StoreMigration(
+            name: "createSleepStageBlocksBySession",
+            sql: [#"CREATE INDEX "sleepStageBlocksBySession" ON "sleepStageBlocks" ("sessionId")"#]
+        ),
     ]
 
     /// Brings `database` up to date, each step in its own transaction.

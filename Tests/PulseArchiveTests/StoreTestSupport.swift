@@ -55,8 +55,10 @@ enum StoreFixtures {
     }
 
     @discardableResult
-    static func importArchive(_ path: String, into store: String, mode: ImportMode? = nil) throws -> ImportResult {
-        try PulseStore.importArchive(path, storeDirectory: store, options: ImportOptions(mode: mode, appVersion: "tests", now: 1_773_700_000_000))
+    /// Imports without the readiness backfill unless one is given: these fixtures test data fidelity.
+    static func importArchive(_ path: String, into store: String, mode: ImportMode? = nil, backfill: BackfillRequest? = nil) throws -> ImportResult {
+        try PulseStore.importArchive(path, storeDirectory: store,
+                                     options: ImportOptions(mode: mode, appVersion: "tests", now: 1_773_700_000_000, backfill: backfill))
     }
 
     static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }

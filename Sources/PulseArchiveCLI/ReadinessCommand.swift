@@ -1,0 +1,108 @@
+import Foundation
+import PulseArchive
+import PulseStore
+import Readiness
+
+/// `readiness [--store DIR] [--days N] [--backfill] [--as-of] [--timezone] [--json] [--svg FILE]`
+struct ReadinessCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "readiness",
+        abstract: "Show the readiness history, or recompute it first.",
+        discussion: "Lists the days ending at --as-of, or at the newest day with data (never after today), newest first: the stored score, its band, its coverage and the biggest drag, or why the day has no score.",
+        options: [
+            .store,
+            .value("--days", valueName: "n", help: "Days to show (default: 30)."),
+            .flag("--backfill", help: "Recompute the range first (rows at the current algorithm version are kept)."),
+            .value("--as-of", valueName: "yyyy-mm-dd", help: "The last day of the range."),
+            .value("--timezone", valueName: "tz", help: "The zone of day boundaries (default: $TZ or the system's)."),
+            .json,
+            .value("--svg", valueName: "file", help: "Also write a trend chart of the range as a self-contained SVG."),
+        ]
+    )
+
+    let store: String
+    let days: Int
+    let backfill: Bool
+    let asOf: DateComponents?
+    let zone: TimeZone
+    let json: Bool
+    let svgPath: String?
+    let console: Console
+
+    init(_ arguments: ParsedArguments, console: Console) throws {
+        store = console.storeDirectory(arguments)
+        days = try ArgumentValues.integer(arguments.value("--days"), option: "--days", range: 1...3_650) ?? 30
+        backfill = arguments.flag("--backfill")
+        asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
+        zone = try ArgumentValues.timeZone(arguments.value("--timezone"))
+        json = arguments.flag("--json")
+        svgPath = arguments.value("--svg")
+        self.console = console
+    }
+
+    func run() throws -> Int32 {
+        let now = ArgumentValues.nowMillis()
+        let history = try PulseStore.withExclusiveAccess(store, create: false) { store -> [ReadinessDay] in
+            let service = ReadinessService(store: store, timeZone: zone)
+            let anchor = try asOf.map { service.calendar.startOfDay(year: $0.year!, month: $0.month!, day: $0.day!) } ?? service.defaultAnchor(now: now)
+            if backfill {
+                _ = try service.backfill(days: days, anchorDay: anchor, now: now, honoringToggle: false)
+            }
+            return try service.history(days: days, anchorDay: anchor)
+        }
+        if let svgPath {
+            let chart = ReadinessTrendChart.svg(history.reversed().map { .init(date: $0.date, score: $0.stored?.score, bandRaw: $0.stored?.bandRaw) },
+                                                title: "Readiness, \(history.last?.date ?? "") to \(history.first?.date ?? "")")
+            let file = try AtomicFile(targetPath: svgPath, replacesExisting: true)
+            try Array(chart.utf8).withUnsafeBytes { try file.file.write($0) }
+            try file.commit()
+        }
+        if json {
+            console.out(JSONReport.object([("days", .array(history.map(Self.jsonDay)))]).text)
+        } else {
+            console.out(Self.table(history, store: store, zone: zone))
+            if let svgPath { console.err("Wrote the trend chart to \(svgPath)") }
+        }
+        return 0
+    }
+
+    static func reason(_ day: ReadinessDay) -> String? {
+        day.notComputed ? "notComputed" : day.reason?.rawValue
+    }
+
+    static func jsonDay(_ day: ReadinessDay) -> JSONReport {
+        let contributors: [JSONReport] = day.contributors.map { c in
+            var members: [(String, JSONReport)] = [("kindRaw", .string(c.kindRaw)), ("earned", .double(c.earned)),
+                                                   ("maxPoints", .double(c.maxPoints)), ("value", .double(c.value))]
+            if let baseline = c.baseline { members.append(("baseline", .double(baseline))) }
+            if let deviation = c.deviation { members.append(("deviation", .double(deviation))) }
+            members.append(("detail", .string(c.detail)))
+            return .object(members)
+        }
+        return .object([
+            ("date", .string(day.date)),
+            ("score", day.stored.map { .int($0.score) } ?? .null),
+            ("band", day.stored.map { .string($0.bandRaw) } ?? .null),
+            ("availablePoints", day.stored.map { .double($0.availablePoints) } ?? .null),
+            ("reason", reason(day).map { .string($0) } ?? .null),
+            ("contributors", .array(contributors)),
+        ])
+    }
+
+    static func table(_ history: [ReadinessDay], store: String, zone: TimeZone) -> String {
+        let reasons = [
+            "noSignals": "no overnight signals", "baselineLearning": "still learning your baseline",
+            "insufficientCoverage": "too little of the night captured", "notComputed": "not computed yet (run with --backfill)",
+        ]
+        let rows = history.map { day -> [String] in
+            guard let stored = day.stored else {
+                return [day.date, "-", "-", "-", "no score: " + (reasons[reason(day) ?? ""] ?? "")]
+            }
+            return [day.date, String(stored.score), stored.bandRaw, "\(Int((stored.availablePoints).rounded()))%",
+                    day.contributors.first?.detail ?? ""]
+        }
+        let range = "\(history.last?.date ?? "") to \(history.first?.date ?? "")"
+        return "Readiness in \(store), \(range) (\(zone.identifier))\n"
+            + Formatting.columns(["date", "score", "band", "coverage", "biggest drag"], rows, numeric: [1, 3])
+    }
+}
