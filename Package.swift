@@ -24,10 +24,12 @@ let package = Package(
         ),
         // The codec: tables, JSON dialect, gzip, streaming reader and writer. No store.
         .target(name: "PulseArchive", dependencies: ["CZlib"]),
+        // The workout document store: typed documents, canonical encoding, ULIDs, merge.
+        .target(name: "PulseDocuments", dependencies: ["PulseArchive"]),
         // Pure readiness and sleep-score maths: no SQLite, no store.
         .target(name: "Readiness", dependencies: ["PulseArchive"]),
         // The SQLite store: schema, migrations, staging, import and export, readiness backfill.
-        .target(name: "PulseStore", dependencies: ["PulseArchive", "CSQLite", "Readiness"]),
+        .target(name: "PulseStore", dependencies: ["PulseArchive", "PulseDocuments", "CSQLite", "Readiness"]),
         // Deterministic synthetic ring data for `demo` and the sample archives.
         .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseStore"]),
         // Argument parsing, commands, progress and reports.
@@ -37,7 +39,7 @@ let package = Package(
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
         .testTarget(
             name: "PulseArchiveTests",
-            dependencies: ["PulseArchive", "Readiness", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
+            dependencies: ["PulseArchive", "PulseDocuments", "Readiness", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
         ),
     ],
     swiftLanguageModes: [.v6]

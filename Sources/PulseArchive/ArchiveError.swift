@@ -16,6 +16,8 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
         case duplicateKey
         /// An attachment name could escape the attachments folder or hide a file.
         case unsafeAttachmentName
+        /// A document path could escape the document tree, or is not where documents live.
+        case unsafeDocumentPath
         /// A hostile-input limit was passed: nesting depth, string or number length, size.
         case limitExceeded
         /// The gzip container is damaged: cut short, a corrupted byte, a bad checksum or

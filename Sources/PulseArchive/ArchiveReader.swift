@@ -126,6 +126,7 @@ struct EnvelopeParser {
     private var keysSeen = Set<String>()
     private var unknownFields: [String: [String: Int]] = [:]
     private var rowsRead = 0
+    private var documentPaths = Set<String>()
     var reportRows: ((Int) -> Void)?
 
     init(scanner: JSONScanner, counted: CountingSource, summary: ArchiveSummary) {
@@ -187,6 +188,8 @@ struct EnvelopeParser {
             try readSettings(into: &visitor)
         case "attachments":
             try readAttachments(into: &visitor)
+        case "documents", "documentStubs", "documentFiles":
+            try readDocuments(key, into: &visitor)
         default:
             if let table = ArchiveTable.named(key) {
                 try readTable(table, into: &visitor)
@@ -306,6 +309,67 @@ struct EnvelopeParser {
             }
             try visitor.visitAttachment(name: name, contents: contents)
             summary.attachmentsCount += 1
+            index += 1
+        } while try scanner.continues(closer: 0x5D)
+    }
+
+    // MARK: - Documents
+
+    /// One of the document arrays: `{"path", "document"[, "base64"]}` entries, or
+    /// `{"path", "base64"}` for `documentFiles`.
+    private mutating func readDocuments<Visitor: ArchiveVisitor>(_ key: String, into visitor: inout Visitor) throws {
+        summary.hasDocuments = true
+        try requireKind(0x5B, "an array", at: key)
+        try scanner.expect(0x5B, "'['")
+        try scanner.checkDepth(2)
+        if try scanner.consumeIfClosing(0x5D) { return }
+        var index = 0
+        repeat {
+            let location = "\(key)[\(index)]"
+            try requireKind(0x7B, "an object", at: location)
+            try scanner.expect(0x7B, "'{'")
+            try scanner.checkDepth(3)
+            var pathText: String?
+            var document: JSONNode?
+            var bytes: [UInt8]?
+            if try !scanner.consumeIfClosing(0x7D) {
+                repeat {
+                    let member = try scanner.readString(scratch: &scratch)
+                    try scanner.expect(0x3A, "':'")
+                    switch member {
+                    case "path":
+                        pathText = try readStringValue(at: "\(location).path")
+                    case "document" where key != "documentFiles":
+                        try requireKind(0x7B, "an object", at: "\(location).document")
+                        document = try JSONNode.read(scanner, depth: 3, location: "\(location).document")
+                    case "base64":
+                        try requireKind(0x22, "a string", at: "\(location).base64")
+                        try scanner.readStringBytes(into: &scratch)
+                        guard let data = Data(base64Encoded: Data(scratch)) else { throw invalid("\(location).base64", "invalid base64") }
+                        bytes = [UInt8](data)
+                    default:
+                        unknownFields[key, default: [:]][member, default: 0] += 1
+                        try scanner.skipValue(depth: 3)
+                    }
+                } while try scanner.continues(closer: 0x7D)
+            }
+            guard let pathText else { throw invalid(location, "missing required field \"path\"") }
+            let path = try DocumentPath(pathText)
+            guard documentPaths.insert(path.path).inserted else {
+                throw ArchiveError(.duplicateKey, "the document path \"\(path.path)\" appears twice")
+            }
+            if key == "documentFiles" {
+                guard let bytes else { throw invalid(location, "missing required field \"base64\"") }
+                try visitor.visitDocumentFile(path, contents: bytes)
+            } else {
+                guard path.isStub == (key == "documentStubs") else {
+                    throw invalid("\(location).path", "\(path.path) does not belong in \(key)")
+                }
+                guard let document else { throw invalid(location, "missing required field \"document\"") }
+                try visitor.visitDocument(path, document: document, originalBytes: bytes)
+            }
+            let counted = path.isStub ? "stubs" : path.kind == .split ? "splits" : "workouts"
+            summary.documentCounts[counted, default: 0] += 1
             index += 1
         } while try scanner.continues(closer: 0x5D)
     }

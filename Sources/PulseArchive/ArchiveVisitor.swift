@@ -9,6 +9,11 @@ public protocol ArchiveVisitor {
     mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws
     mutating func visitSetting(key: String, value: String) throws
     mutating func visitAttachment(name: String, contents: [UInt8]) throws
+    /// A document (`documents`) or stub (`documentStubs`) as a JSON object, with the file's
+    /// original bytes when they differ from its canonical encoding.
+    mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws
+    /// A file of the document tree that is not a JSON object (`documentFiles`), byte for byte.
+    mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws
 }
 
 extension ArchiveVisitor {
@@ -17,6 +22,8 @@ extension ArchiveVisitor {
     public mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws {}
     public mutating func visitSetting(key: String, value: String) throws {}
     public mutating func visitAttachment(name: String, contents: [UInt8]) throws {}
+    public mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {}
+    public mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {}
 }
 
 /// A visitor that only lets the reader check every value.
@@ -51,6 +58,10 @@ public struct ArchiveSummary: Sendable, Equatable {
     public var rowsFound: [String: Int] = [:]
     public var settingsCount = 0
     public var attachmentsCount = 0
+    /// Whether the file carries the document tree (any of the three document keys).
+    public var hasDocuments = false
+    /// Documents found: `splits`, `workouts`, `stubs` (document files counted by their path).
+    public var documentCounts: [String: Int] = [:]
     public var isCompressed = false
     /// Size of the file on disk.
     public var fileBytes: Int64 = 0

@@ -9,6 +9,19 @@ public protocol ArchiveContent {
     func forEachSetting(_ body: (_ key: String, _ value: String) throws -> Void) throws
     /// Attachments in name order (UTF-8 bytes).
     func forEachAttachment(_ body: (_ name: String, _ contents: [UInt8]) throws -> Void) throws
+    /// True when the archive carries the document tree (then all three keys are written).
+    var hasDocuments: Bool { get }
+    /// Documents (`stubs` false) or stubs, each with its original bytes when those are not its
+    /// canonical encoding.
+    func forEachDocument(stubs: Bool, _ body: (_ path: DocumentPath, _ document: JSONNode, _ originalBytes: [UInt8]?) throws -> Void) throws
+    /// Files of the tree that are not JSON objects.
+    func forEachDocumentFile(_ body: (_ path: DocumentPath, _ contents: [UInt8]) throws -> Void) throws
+}
+
+extension ArchiveContent {
+    public var hasDocuments: Bool { false }
+    public func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {}
+    public func forEachDocumentFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {}
 }
 
 /// How to write an archive.
@@ -61,6 +74,9 @@ public enum ArchiveWriter {
 
         var sections: [(String, Section)] = tables.map { ($0.key, .table($0)) }
         sections += [("settings", .settings), ("attachments", .attachments)]
+        if content.hasDocuments {
+            sections += [("documents", .documents(stubs: false)), ("documentStubs", .documents(stubs: true)), ("documentFiles", .documentFiles)]
+        }
         let envelope: [(String, Section)] = [
             ("appVersion", .appVersion), ("counts", .counts), ("exportedAt", .exportedAt), ("formatVersion", .formatVersion),
         ]
@@ -121,6 +137,35 @@ public enum ArchiveWriter {
                     try out.flushIfFull()
                 }
                 out.byte(0x5D)
+            case .documents(let stubs):
+                out.byte(0x5B)
+                var first = true
+                try content.forEachDocument(stubs: stubs) { path, document, original in
+                    if !first { out.byte(0x2C) }
+                    first = false
+                    out.byte(0x7B)
+                    if let original {
+                        out.key(Array("base64".utf8)); out.string(Data(original).base64EncodedString()); out.byte(0x2C)
+                    }
+                    out.key(Array("document".utf8)); out.node(document); out.byte(0x2C)
+                    out.key(Array("path".utf8)); out.string(path.path)
+                    out.byte(0x7D)
+                    try out.flushIfFull()
+                }
+                out.byte(0x5D)
+            case .documentFiles:
+                out.byte(0x5B)
+                var first = true
+                try content.forEachDocumentFile { path, contents in
+                    if !first { out.byte(0x2C) }
+                    first = false
+                    out.byte(0x7B)
+                    out.key(Array("base64".utf8)); out.string(Data(contents).base64EncodedString()); out.byte(0x2C)
+                    out.key(Array("path".utf8)); out.string(path.path)
+                    out.byte(0x7D)
+                    try out.flushIfFull()
+                }
+                out.byte(0x5D)
             }
         }
         out.byte(0x7D)
@@ -171,7 +216,7 @@ public enum ArchiveWriter {
     }
 }
 
-private enum Section { case appVersion, counts, exportedAt, formatVersion, table(ArchiveTable), settings, attachments }
+private enum Section { case appVersion, counts, exportedAt, formatVersion, table(ArchiveTable), settings, attachments, documents(stubs: Bool), documentFiles }
 
 extension Array where Element == ArchiveTable {
     func sortedByKeyBytes() -> [ArchiveTable] {

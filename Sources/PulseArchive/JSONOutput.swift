@@ -48,6 +48,10 @@ final class JSONOutput {
         JSONText.appendNumber(value, to: &buffer)
     }
 
+    func node(_ value: JSONNode) {
+        value.appendCompact(to: &buffer)
+    }
+
     func bool(_ value: Bool) {
         if value { raw("true") } else { raw("false") }
     }

@@ -22,8 +22,9 @@ public final class SystemFile {
     }
 
     /// Opens an existing file for reading.
-    public static func openForReading(_ path: String) throws -> SystemFile {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// - Parameter followingLinks: false refuses a symbolic link at the last component.
+    public static func openForReading(_ path: String, followingLinks: Bool = true) throws -> SystemFile {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
         guard fd >= 0 else { throw ArchiveError(.io, "cannot open \(path): \(errnoText())") }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
@@ -95,6 +96,17 @@ public func errnoText() -> String {
 @inline(__always) private func Glibc_close(_ fd: Int32) -> Int32 { close(fd) }
 
 extension SystemFile {
+    /// The whole rest of the file.
+    public func readToEnd() throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try read(into: $0) }
+            if n == 0 { return bytes }
+            bytes += buffer[0..<n]
+        }
+    }
+
     /// Reads from the start of the file again.
     func rewind() throws {
         guard lseek(fd, 0, SEEK_SET) == 0 else { throw ArchiveError(.io, "cannot seek in \(path): \(errnoText())") }

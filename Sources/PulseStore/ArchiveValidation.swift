@@ -7,7 +7,7 @@ public enum ArchiveValidation {
     public static func validate(_ reader: ArchiveReader) throws -> ArchiveSummary {
         let directory = try PrivateFiles.temporaryDirectory(prefix: "pulse-archive-inspect")
         defer { PrivateFiles.remove(directory) }
-        let staging = try StagingArea(path: directory + "/.staging.sqlite")
+        let staging = try StagingArea(directory: directory + "/.staging")
         return try staging.stage(reader)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PulseArchive
+import PulseDocuments
 
 /// A store: one directory holding `pulse.sqlite` (every archive table, the settings and the
 /// attachments), created private to its owner.
@@ -48,7 +49,9 @@ public final class PulseStore {
         }
         let lock = try StoreLock(directory: directory)
         defer { withExtendedLifetime(lock) {} }
-        return try body(try open(directory, create: create))
+        let store = try open(directory, create: create)
+        try store.completePendingDocumentSwaps()
+        return try body(store)
     }
 
     static func configure(_ database: SQLiteDatabase, durable: Bool) throws {
@@ -74,12 +77,13 @@ public final class PulseStore {
     public func settingsCount() throws -> Int { Int(try database.integer(#"SELECT count(*) FROM "settings""#)) }
     public func attachmentsCount() throws -> Int { Int(try database.integer(#"SELECT count(*) FROM "attachments""#)) }
 
-    /// True when no table holds a row and there are no settings or attachments.
+    /// True when no table holds a row, there are no settings or attachments, and the
+    /// document tree holds no document.
     public func isEmpty() throws -> Bool {
         for name in ArchiveTable.all.map(\.key) + ["settings", "attachments"] {
             if try database.integer("SELECT EXISTS (SELECT 1 FROM \(StoreSchema.quoted(name)))") != 0 { return false }
         }
-        return true
+        return try DocumentTree(scanning: directory).documents.isEmpty
     }
 
     /// Every row of `table`, in insertion order.
@@ -102,10 +106,21 @@ public final class PulseStore {
     }
 }
 
-/// Streams a database's tables to the archive writer.
+/// Streams a database's tables, and the store's document tree, to the archive writer.
 struct StoreContent: ArchiveContent {
     let database: SQLiteDatabase
     let schema: String
+    var documents: StoreDocuments.Content? = nil
+
+    var hasDocuments: Bool { documents != nil }
+
+    func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {
+        try documents?.forEachDocument(stubs: stubs, body)
+    }
+
+    func forEachDocumentFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {
+        try documents?.forEachFile(body)
+    }
 
     func rowCount(of table: ArchiveTable) throws -> Int {
         Int(try database.integer("SELECT count(*) FROM \(schema).\(StoreSchema.quoted(table.key))"))

@@ -1,5 +1,6 @@
 import Foundation
 import PulseArchive
+import PulseDocuments
 
 /// A scratch database with the store's schema into which an archive is read in full before
 /// anything touches the store.
@@ -8,26 +9,38 @@ import PulseArchive
 /// a duplicate key on disk, so memory stays flat however many rows a table has. Staging is
 /// fast and not durable (no journal, no fsync): if the process dies, it is simply discarded.
 final class StagingArea {
-    let path: String
+    /// The staging directory: `tables.sqlite`, `archive/` (the archive's documents) and, when
+    /// an import builds one, `tree/` (the store's next document tree).
+    let directory: String
     let database: SQLiteDatabase
+    private var retained = false
 
-    /// Creates a new staging database at `path` (which must not exist).
-    init(path: String) throws {
-        PrivateFiles.remove(path)
-        try PrivateFiles.touch(path)
-        self.path = path
-        self.database = try SQLiteDatabase(path: path, create: false)
+    var databasePath: String { directory + "/tables.sqlite" }
+    var archiveTree: String { directory + "/archive" }
+    var newTree: String { directory + "/tree" }
+
+    /// Creates a new staging directory (which must not exist).
+    init(directory: String) throws {
+        PrivateFiles.remove(directory)
+        try PrivateFiles.createDirectory(directory)
+        self.directory = directory
+        try PrivateFiles.createDirectory(directory + "/archive")
+        try PrivateFiles.touch(directory + "/tables.sqlite")
+        self.database = try SQLiteDatabase(path: directory + "/tables.sqlite", create: false)
         try PulseStore.configure(database, durable: false)
         try StoreMigration.migrate(database)
     }
 
     deinit {
-        PrivateFiles.remove(path)
+        if !retained { PrivateFiles.remove(directory) }
     }
+
+    /// Keeps the directory: a committed document swap still needs it.
+    func retain() { retained = true }
 
     /// Reads the archive into staging, checking everything an import would.
     func stage(_ reader: ArchiveReader) throws -> ArchiveSummary {
-        var visitor = try StagingVisitor(database: database)
+        var visitor = try StagingVisitor(database: database, documentRoot: archiveTree)
         try database.execute("BEGIN")
         let summary = try reader.read(into: &visitor)
         try database.execute("COMMIT")
@@ -47,9 +60,20 @@ final class StagingArea {
 /// violation into the app's duplicate-entries refusal.
 struct StagingVisitor: ArchiveVisitor {
     private let writer: StoreRowWriter
+    private let documentRoot: String
 
-    init(database: SQLiteDatabase) throws {
+    init(database: SQLiteDatabase, documentRoot: String) throws {
         writer = try StoreRowWriter(database: database)
+        self.documentRoot = documentRoot
+    }
+
+    /// Written as the original bytes when the archive has them, else canonically encoded.
+    mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
+        try StoreDocuments.writeFile(originalBytes ?? DocumentCoder.encode(document), at: path.path, under: documentRoot)
+    }
+
+    mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
+        try StoreDocuments.writeFile(contents, at: path.path, under: documentRoot)
     }
 
     mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {

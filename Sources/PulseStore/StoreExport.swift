@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseDocuments
 
 /// How to write an archive of a store.
 public struct ExportOptions {
@@ -32,6 +33,10 @@ public struct ExportResult: Sendable {
     public var tables: [String: Int]
     public var fileBytes: Int64
     public var jsonBytes: Int64
+    /// Files of the document tree that were left out (not documents, links).
+    public var warnings: [ArchiveWarning]
+    /// Documents written: `splits`, `workouts`, `stubs`.
+    public var documents: [String: Int]
 }
 
 extension PulseStore {
@@ -48,17 +53,23 @@ extension PulseStore {
         let target = try AtomicFile(targetPath: path)
         let fileSink = FileSink(target.file)
         let counter = ByteCounter(next: options.compressed ? try GzipWriter(output: fileSink) : fileSink)
+        let documents = StoreDocuments.Content(tree: try DocumentTree(scanning: directory))
         // One read transaction: the archive is a snapshot even if the store changes meanwhile.
         let tables = try database.transaction(immediate: false) {
             try ArchiveWriter.write(
-                StoreContent(database: database, schema: "main"),
+                StoreContent(database: database, schema: "main", documents: documents),
                 options: ArchiveWriterOptions(formatVersion: options.formatVersion, appVersion: options.appVersion,
                                               exportedAt: options.exportedAt, envelopeKeysFirst: options.envelopeKeysFirst),
                 to: counter, progress: options.progress)
         }
         try target.commit()
+        var documentCounts: [String: Int] = [:]
+        for path in documents.tree.documents {
+            documentCounts[path.isStub ? "stubs" : path.kind == .split ? "splits" : "workouts", default: 0] += 1
+        }
         return ExportResult(path: path, formatVersion: options.formatVersion, tables: tables,
-                            fileBytes: fileSink.bytesWritten, jsonBytes: counter.count)
+                            fileBytes: fileSink.bytesWritten, jsonBytes: counter.count,
+                            warnings: documents.warnings, documents: documentCounts)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PulseArchive
+import PulseDocuments
 
 /// How an import treats a store that already holds data.
 public enum ImportMode: String, Sendable {
@@ -113,16 +114,38 @@ extension PulseStore {
         if !wasEmpty && options.mode == nil {
             throw StoreError(.refused, "the store \(directory) already holds data: pass --replace to make it equal to the archive (after a safety backup) or --merge to add only what it lacks")
         }
-        let staging = try StagingArea(path: directory + "/.staging-\(getpid()).sqlite")
+        let stagingName = ".staging-\(getpid())"
+        let staging = try StagingArea(directory: directory + "/" + stagingName)
         let reader = ArchiveReader(path: archivePath, limits: options.limits, progress: options.progress)
         let summary = try staging.stage(reader)
-
         let mode = options.mode ?? .replace
+
+        // An archive without the document keys (the app's own) leaves the tree as it is.
+        if summary.hasDocuments {
+            let existing = try DocumentTree(scanning: directory)
+            try StoreDocuments.requireSafe(existing)
+            switch mode {
+            case .replace:
+                try StoreDocuments.buildReplacement(archive: staging.archiveTree, existing: existing, into: staging.newTree)
+            case .merge:
+                try StoreDocuments.buildMerge(archive: try DocumentTree(scanning: staging.archiveTree), existing: existing,
+                                              into: staging.newTree, now: options.now)
+            }
+        }
+
         var backupPath: String?
         if mode == .replace && !wasEmpty {
             backupPath = try writeSafetyBackup(options: options)
         }
-        let inserted = try apply(staging, mode: mode)
+        let inserted = try apply(staging, mode: mode, documentSwap: summary.hasDocuments ? stagingName : nil)
+        if summary.hasDocuments {
+            do {
+                try completePendingDocumentSwaps()
+            } catch {
+                staging.retain()
+                throw StoreError(.io, "the archive was imported, but its document tree could not be moved into place (\(error)); the next pulse-archive command on this store finishes it")
+            }
+        }
 
         var warnings = summary.warnings
         for mismatch in summary.countMismatches {
@@ -144,11 +167,15 @@ extension PulseStore {
         return path
     }
 
-    /// Moves the staged content into the store in one transaction.
-    private func apply(_ staging: StagingArea, mode: ImportMode) throws -> [String: Int] {
-        try database.prepare("ATTACH DATABASE ? AS staging").run([.string(staging.path)])
+    /// Moves the staged content into the store in one transaction, recording the document
+    /// swap (when there is one) in the same transaction.
+    private func apply(_ staging: StagingArea, mode: ImportMode, documentSwap: String?) throws -> [String: Int] {
+        try database.prepare("ATTACH DATABASE ? AS staging").run([.string(staging.databasePath)])
         defer { try? database.execute("DETACH DATABASE staging") }
         return try database.transaction {
+            if let documentSwap {
+                try database.prepare(#"INSERT INTO main."documentSwaps" ("staging") VALUES (?)"#).run([.string(documentSwap)])
+            }
             var inserted: [String: Int] = [:]
             for table in ArchiveTable.all {
                 inserted[table.key] = try copy(StoreSchema.quoted(table.key), columns: StoreSchema.columnList(table), mode: mode)

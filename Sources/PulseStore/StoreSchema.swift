@@ -81,6 +81,10 @@ struct StoreMigration {
             name: "createSleepStageBlocksBySession",
             sql: [#"CREATE INDEX "sleepStageBlocksBySession" ON "sleepStageBlocks" ("sessionId")"#]
         ),
+        StoreMigration(
+            name: "createDocumentSwaps",
+            sql: [#"CREATE TABLE "documentSwaps" ("staging" TEXT NOT NULL PRIMARY KEY)"#]
+        ),
     ]
 
     /// Brings `database` up to date, each step in its own transaction.

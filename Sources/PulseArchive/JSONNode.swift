@@ -1,0 +1,141 @@
+/// A JSON value held whole: a workout document inside an archive, or read from a file.
+///
+/// Numbers keep their literal text, so a document passes through without any value being
+/// re-rounded; objects refuse duplicate keys.
+public indirect enum JSONNode: Sendable, Equatable, Hashable {
+    case object([String: JSONNode])
+    case array([JSONNode])
+    case string(String)
+    /// The number's literal text, verbatim (`62.5`, `60`, `1e-07`).
+    case number(String)
+    case bool(Bool)
+    case null
+
+    public subscript(key: String) -> JSONNode? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    public var objectValue: [String: JSONNode]? {
+        if case .object(let members) = self { return members }
+        return nil
+    }
+
+    public var arrayValue: [JSONNode]? {
+        if case .array(let elements) = self { return elements }
+        return nil
+    }
+
+    /// The integer value of a number literal, if it is one.
+    public var integerValue: Int64? {
+        if case .number(let literal) = self { return ValueParsing.integer(Array(literal.utf8)) }
+        return nil
+    }
+
+    /// Parses one JSON value that must fill `bytes` entirely.
+    /// - Throws: `ArchiveError` for anything that is not strict JSON within `limits`.
+    public static func parse(_ bytes: [UInt8], limits: ArchiveLimits = .standard) throws -> JSONNode {
+        let scanner = JSONScanner(source: MemorySource(bytes), limits: limits, capacity: max(16, min(bytes.count, 256 * 1024)))
+        let node = try read(scanner, depth: 0, location: "the document")
+        try scanner.expectEnd()
+        return node
+    }
+
+    /// Reads one value; `depth` is the nesting level of its container.
+    static func read(_ scanner: JSONScanner, depth: Int, location: @autoclosure () -> String) throws -> JSONNode {
+        var scratch: [UInt8] = []
+        guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
+        switch c {
+        case 0x7B:
+            scanner.advance()
+            try scanner.checkDepth(depth + 1)
+            var members: [String: JSONNode] = [:]
+            if try !scanner.consumeIfClosing(0x7D) {
+                repeat {
+                    let key = try scanner.readString(scratch: &scratch)
+                    try scanner.expect(0x3A, "':'")
+                    guard members[key] == nil else {
+                        throw ArchiveError(.invalidValue, "\(location()): the key \(key.debugDescription) appears twice in one object")
+                    }
+                    members[key] = try read(scanner, depth: depth + 1, location: location())
+                } while try scanner.continues(closer: 0x7D)
+            }
+            return .object(members)
+        case 0x5B:
+            scanner.advance()
+            try scanner.checkDepth(depth + 1)
+            var elements: [JSONNode] = []
+            if try !scanner.consumeIfClosing(0x5D) {
+                repeat {
+                    elements.append(try read(scanner, depth: depth + 1, location: location()))
+                } while try scanner.continues(closer: 0x5D)
+            }
+            return .array(elements)
+        case 0x22:
+            return .string(try scanner.readString(scratch: &scratch))
+        case 0x2D, 0x30...0x39:
+            try scanner.readNumberLiteral(into: &scratch)
+            return .number(String(decoding: scratch, as: UTF8.self))
+        default:
+            switch try scanner.readLiteral() {
+            case .bool(let b): return .bool(b)
+            default: return .null
+            }
+        }
+    }
+
+    /// Compact JSON, keys sorted by UTF-8 bytes, strings escaped as the app does.
+    public var compactText: String {
+        var out: [UInt8] = []
+        appendCompact(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    func appendCompact(to out: inout [UInt8]) {
+        switch self {
+        case .object(let members):
+            out.append(0x7B)
+            for (i, key) in members.keys.sorted(by: utf8Precedes).enumerated() {
+                if i > 0 { out.append(0x2C) }
+                JSONText.appendString(key, to: &out)
+                out.append(0x3A)
+                members[key]!.appendCompact(to: &out)
+            }
+            out.append(0x7D)
+        case .array(let elements):
+            out.append(0x5B)
+            for (i, element) in elements.enumerated() {
+                if i > 0 { out.append(0x2C) }
+                element.appendCompact(to: &out)
+            }
+            out.append(0x5D)
+        case .string(let s): JSONText.appendString(s, to: &out)
+        case .number(let literal): out.append(contentsOf: literal.utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .null: out.append(contentsOf: "null".utf8)
+        }
+    }
+}
+
+/// Bytes already in memory, as a source for the scanner.
+final class MemorySource: ByteSource {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = min(buffer.count, bytes.count - offset)
+        guard n > 0 else { return 0 }
+        bytes.withUnsafeBytes { source in
+            buffer.baseAddress!.copyMemory(from: source.baseAddress! + offset, byteCount: n)
+        }
+        offset += n
+        return n
+    }
+}

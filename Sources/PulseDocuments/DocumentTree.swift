@@ -1,0 +1,79 @@
+import Foundation
+import PulseArchive
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A document tree on disk (`Splits/`, `Workouts/YYYY/MM/`, `Stubs/` under a root), walked
+/// without following links. Files that are not `<ULID>.json` in their place (iCloud conflict
+/// twins, `.icloud` placeholders, `.DS_Store`) are reported and left alone, never deleted.
+public struct DocumentTree: Sendable {
+    public static let folders = ["Splits", "Workouts", "Stubs"]
+
+    public let root: String
+    /// Document files, by path.
+    public private(set) var documents: [DocumentPath] = []
+    /// Regular files that are not documents, relative to the root.
+    public private(set) var skipped: [String] = []
+    /// Symbolic links and special files, relative to the root: never followed or read.
+    public private(set) var unsafe: [String] = []
+
+    /// Walks the tree under `root` (a missing folder is an empty one).
+    public init(scanning root: String) throws {
+        self.root = root
+        for folder in Self.folders {
+            try walk(folder)
+        }
+        documents.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        skipped.sort()
+        unsafe.sort()
+    }
+
+    public func absolutePath(_ relative: String) -> String { root + "/" + relative }
+
+    /// The file's bytes, read without following a link.
+    public func read(_ path: DocumentPath) throws -> [UInt8] {
+        try Self.readFile(absolutePath(path.path))
+    }
+
+    public func classify(_ path: DocumentPath) throws -> ClassifiedDocument {
+        DocumentClassifier.classify(path, bytes: try read(path))
+    }
+
+    private mutating func walk(_ relative: String) throws {
+        let absolute = absolutePath(relative)
+        var info = stat()
+        guard lstat(absolute, &info) == 0 else {
+            if errno == ENOENT { return }
+            throw ArchiveError(.io, "cannot read \(absolute): \(errnoText())")
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR:
+            for name in try Self.entries(absolute) { try walk(relative + "/" + name) }
+        case S_IFREG:
+            if let path = try? DocumentPath(relative) { documents.append(path) } else { skipped.append(relative) }
+        default:
+            unsafe.append(relative)
+        }
+    }
+
+    static func entries(_ directory: String) throws -> [String] {
+        guard let handle = opendir(directory) else { throw ArchiveError(.io, "cannot list \(directory): \(errnoText())") }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Reads a regular file, refusing to follow a link at the last component.
+    static func readFile(_ path: String) throws -> [UInt8] {
+        try SystemFile.openForReading(path, followingLinks: false).readToEnd()
+    }
+}

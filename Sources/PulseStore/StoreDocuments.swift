@@ -1,0 +1,192 @@
+import Foundation
+import PulseArchive
+import PulseDocuments
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The store's document tree in archives and imports (documents.md).
+///
+/// An import never writes into the live tree. It builds the complete new tree beside the store
+/// (files it keeps are hard links, so this is cheap), records the pending swap in the same SQL
+/// transaction as the tables, and only then renames the three folders into place. A crash
+/// after the commit is finished by the next command that takes the store's lock; a failure
+/// before it leaves the tree as it was.
+enum StoreDocuments {
+    // MARK: - Export
+
+    /// Streams the tree's files into the archive's three document keys.
+    struct Content {
+        let tree: DocumentTree
+
+        /// Documents or stubs that are JSON objects, with their original bytes when those are
+        /// not canonical (so quarantined files come back byte for byte).
+        func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {
+            for path in tree.documents where path.isStub == stubs {
+                let document = try tree.classify(path)
+                if let node = document.node { try body(path, node, document.nonCanonicalBytes) }
+            }
+        }
+
+        /// Files that are not JSON objects, byte for byte.
+        func forEachFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {
+            for path in tree.documents {
+                let document = try tree.classify(path)
+                if document.node == nil { try body(path, document.bytes) }
+            }
+        }
+
+        var warnings: [ArchiveWarning] {
+            tree.skipped.map { ArchiveWarning(table: "documents", message: "documents: \($0) is not a document (skipped, left in place)") }
+                + tree.unsafe.map { ArchiveWarning(table: "documents", message: "documents: \($0) is a link or special file (not followed, not archived)") }
+        }
+    }
+
+    // MARK: - Staging
+
+    /// Writes a staged document file, creating private folders on the way.
+    static func writeFile(_ bytes: [UInt8], at relative: String, under root: String) throws {
+        let absolute = root + "/" + relative
+        try PrivateFiles.createDirectory(String(absolute[..<absolute.lastIndex(of: "/")!]))
+        let file = try SystemFile.createExclusive(absolute)
+        try bytes.withUnsafeBytes { try file.write($0) }
+        try file.close()
+    }
+
+    // MARK: - Building the new tree
+
+    /// Refuses a store whose tree holds links or special files: restoring never follows them.
+    static func requireSafe(_ tree: DocumentTree) throws {
+        if let first = tree.unsafe.first {
+            throw StoreError(.refused, "the store's document tree holds a symbolic link or special file at \(tree.root)/\(first); pulse-archive never follows links: remove it and try again")
+        }
+    }
+
+    /// The new tree for a replace: the archive's documents, plus the store's files that are
+    /// not documents (they are never deleted).
+    static func buildReplacement(archive: String, existing: DocumentTree, into target: String) throws {
+        try FileManager.default.moveItem(atPath: archive, toPath: target)
+        for relative in existing.skipped {
+            try link(existing.absolutePath(relative), to: target + "/" + relative, replacing: false)
+        }
+        try createFolders(in: target)
+    }
+
+    /// The new tree for a merge: the store's files, with the archive's documents merged in.
+    static func buildMerge(archive: DocumentTree, existing: DocumentTree, into target: String, now: Int64) throws {
+        for relative in existing.documents.map(\.path) + existing.skipped {
+            try link(existing.absolutePath(relative), to: target + "/" + relative, replacing: false)
+        }
+        try createFolders(in: target)
+        let storeByID = try index(existing)
+        let merger = DocumentMerger(now: now)
+        for (id, incoming) in try index(archive) {
+            let current = storeByID[id] ?? Sides()
+            if incoming.stub != nil || current.stub != nil {
+                // A stub beats any live copy: the document stays deleted, the stub is kept.
+                if current.stub == nil, let stub = incoming.stub {
+                    try link(archive.absolutePath(stub.path.path), to: target + "/" + stub.path.path, replacing: false)
+                }
+                if let live = current.live, !live.state.isQuarantined, !isUnreadable(live) {
+                    try remove(target + "/" + live.path.path)
+                }
+                continue
+            }
+            guard let theirs = incoming.live else { continue }
+            guard let ours = current.live else {
+                try link(archive.absolutePath(theirs.path.path), to: target + "/" + theirs.path.path, replacing: false)
+                continue
+            }
+            switch merger.decide(store: ours, archive: theirs) {
+            case .keepStore:
+                break
+            case .takeArchive:
+                try link(archive.absolutePath(theirs.path.path), to: target + "/" + ours.path.path, replacing: true)
+            case .merged(let node):
+                try remove(target + "/" + ours.path.path)
+                try writeFile(DocumentCoder.encode(node), at: ours.path.path, under: target)
+            }
+        }
+    }
+
+    private static func isUnreadable(_ document: ClassifiedDocument) -> Bool {
+        if case .unreadable = document.state { return true }
+        return false
+    }
+
+    /// The live document and the stub of one id.
+    struct Sides {
+        var live: ClassifiedDocument?
+        var stub: ClassifiedDocument?
+    }
+
+    static func index(_ tree: DocumentTree) throws -> [String: Sides] {
+        var byID: [String: Sides] = [:]
+        for path in tree.documents {
+            let document = try tree.classify(path)
+            if path.isStub { byID[path.id, default: Sides()].stub = document } else { byID[path.id, default: Sides()].live = document }
+        }
+        return byID
+    }
+
+    /// All three folders exist in a new tree, so a half-done swap can tell what is left to do.
+    private static func createFolders(in target: String) throws {
+        for folder in DocumentTree.folders { try PrivateFiles.createDirectory(target + "/" + folder) }
+    }
+
+    private static func link(_ source: String, to destination: String, replacing: Bool) throws {
+        try PrivateFiles.createDirectory(String(destination[..<destination.lastIndex(of: "/")!]))
+        if replacing { try remove(destination) }
+        guard Glibc_link(source, destination) == 0 else {
+            throw StoreError(.io, "cannot stage \(destination): \(errnoText())")
+        }
+    }
+
+    private static func remove(_ path: String) throws {
+        guard unlink(path) == 0 || errno == ENOENT else { throw StoreError(.io, "cannot remove \(path): \(errnoText())") }
+    }
+
+    // MARK: - The swap
+
+    /// Renames the staged tree's folders into the store, retiring the old ones; safe to run
+    /// again after a crash at any point.
+    static func completeSwap(store directory: String, staging: String) throws {
+        let tree = staging + "/tree", retired = staging + "/old"
+        try PrivateFiles.createDirectory(retired)
+        for folder in DocumentTree.folders {
+            let incoming = tree + "/" + folder, current = directory + "/" + folder
+            guard exists(incoming) else { continue }  // already moved in
+            if exists(current) {
+                guard rename(current, retired + "/" + folder) == 0 else {
+                    throw StoreError(.io, "cannot retire \(current): \(errnoText())")
+                }
+            }
+            guard rename(incoming, current) == 0 else { throw StoreError(.io, "cannot move \(incoming) into place: \(errnoText())") }
+        }
+        let fd = open(directory, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 { _ = fsync(fd); _ = close(fd) }
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+}
+
+@inline(__always) private func Glibc_link(_ a: String, _ b: String) -> Int32 { link(a, b) }
+
+extension PulseStore {
+    /// Finishes document swaps that an import committed but did not complete (a crash).
+    func completePendingDocumentSwaps() throws {
+        let pending = try database.prepare(#"SELECT "staging" FROM "documentSwaps""#)
+        var stagings: [String] = []
+        while try pending.step() { stagings.append(pending.text(at: 0)) }
+        for staging in stagings {
+            try StoreDocuments.completeSwap(store: directory, staging: directory + "/" + staging)
+            try database.prepare(#"DELETE FROM "documentSwaps" WHERE "staging" = ?"#).run([.string(staging)])
+            PrivateFiles.remove(directory + "/" + staging)
+        }
+    }
+}
