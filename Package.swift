@@ -31,7 +31,7 @@ let package = Package(
         // The SQLite store: schema, migrations, staging, import and export, readiness backfill.
         .target(name: "PulseStore", dependencies: ["PulseArchive", "PulseDocuments", "CSQLite", "Readiness"]),
         // Deterministic synthetic ring data for `demo` and the sample archives.
-        .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseStore"]),
+        .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseStore"]),
         // Argument parsing, commands, progress and reports.
         .target(name: "PulseArchiveCLI", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),

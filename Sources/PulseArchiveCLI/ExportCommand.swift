@@ -50,16 +50,18 @@ struct ExportCommand: Subcommand {
                                    exportedAt: ArgumentValues.nowMillis(),
                                    progress: { done, total in progress.update(rows: done, done: Int64(done), total: Int64(total)) }))
         progress.finish()
+        for warning in result.warnings { console.err("warning: \(warning.message)") }
         if json {
             console.out(JSONReport.object([
                 ("path", .string(result.path)),
                 ("formatVersion", .int(result.formatVersion)),
-                ("tables", .counts(result.tables)),
+                ("tables", .counts(result.tables.merging(result.documents) { a, _ in a })),
                 ("bytes", .object([("compressed", .int(result.fileBytes)), ("uncompressed", .int(result.jsonBytes))])),
             ]).text)
         } else {
             let rows = result.tables.values.reduce(0, +)
-            console.err("Exported \(ProgressLine.grouped(rows)) rows from \(store) (format \(result.formatVersion), \(Formatting.bytes(result.fileBytes)))")
+            let documents = result.documents.values.reduce(0, +)
+            console.err("Exported \(ProgressLine.grouped(rows)) rows and \(documents) documents from \(store) (format \(result.formatVersion), \(Formatting.bytes(result.fileBytes)))")
             console.out(result.path)
         }
         return 0

@@ -48,13 +48,20 @@ enum ArchiveReport {
             ("compressed", .bool(summary.isCompressed)),
             ("appVersion", .string(summary.appVersion)),
             ("exportedAt", .string((try? ArchiveDate.format(summary.exportedAt)) ?? "")),
-            ("tables", .counts(summary.rowsFound)),
+            ("tables", .counts(summary.rowsFound.merging(documentTables(summary)) { a, _ in a })),
             ("declaredCounts", .object(summary.declaredCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("bytes", .object([("compressed", .int(summary.fileBytes)), ("uncompressed", .int(summary.jsonBytes))])),
             ("settings", .int(summary.settingsCount)),
             ("attachments", .int(summary.attachmentsCount)),
             ("warnings", .array(summary.warnings.map { .string($0.message) })),
         ])
+    }
+
+    /// `splits`, `workouts` and `stubs` when the archive carries the document tree.
+    static func documentTables(_ summary: ArchiveSummary) -> [String: Int] {
+        guard summary.hasDocuments else { return [:] }
+        return ["splits": summary.documentCounts["splits"] ?? 0, "workouts": summary.documentCounts["workouts"] ?? 0,
+                "stubs": summary.documentCounts["stubs"] ?? 0]
     }
 
     static func inspectText(_ summary: ArchiveSummary, file: String) -> String {
@@ -70,7 +77,9 @@ enum ArchiveReport {
             let declared = summary.declaredCounts[table.key].map { ProgressLine.grouped(Int($0)) } ?? "-"
             return [table.key, ProgressLine.grouped(found), declared]
         }
-        text += Formatting.columns(["table", "rows", "declared"], rows, numeric: [1, 2])
+        let documents = documentTables(summary).sorted { $0.key < $1.key }.map { [$0.key, ProgressLine.grouped($0.value), "-"] }
+        text += Formatting.columns(["table", "rows", "declared"], rows + documents, numeric: [1, 2])
+        if !summary.hasDocuments { text += "\n  (no workout documents in this archive)" }
         return text
     }
 }

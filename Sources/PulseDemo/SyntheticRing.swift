@@ -58,6 +58,9 @@ public struct SyntheticRing {
         self.attachmentName = random.uuid() + ".jpg"
     }
 
+    var firstMidnight: Int64 { midnight(daysBeforeEnd: options.days - 1) }
+    var lastMidnight: Int64 { midnight(daysBeforeEnd: 0) }
+
     /// Local midnight of the day `offset` days before the end day, in milliseconds.
     private func midnight(daysBeforeEnd offset: Int) -> Int64 {
         let end = calendar.date(from: options.endDay)!

@@ -74,6 +74,15 @@ public final class PulseStore {
         return counts
     }
 
+    /// Documents in the store's tree: `splits`, `workouts`, `stubs`.
+    public func documentCounts() throws -> [String: Int] {
+        var counts = ["splits": 0, "workouts": 0, "stubs": 0]
+        for path in try DocumentTree(scanning: directory).documents {
+            counts[path.isStub ? "stubs" : path.kind == .split ? "splits" : "workouts", default: 0] += 1
+        }
+        return counts
+    }
+
     public func settingsCount() throws -> Int { Int(try database.integer(#"SELECT count(*) FROM "settings""#)) }
     public func attachmentsCount() throws -> Int { Int(try database.integer(#"SELECT count(*) FROM "attachments""#)) }
 

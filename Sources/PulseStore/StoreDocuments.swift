@@ -190,3 +190,15 @@ extension PulseStore {
         }
     }
 }
+
+extension PulseStore {
+    /// Writes one document into the store's tree in the canonical encoding, atomically (a
+    /// temporary file beside it, renamed into place). An existing file is replaced.
+    public static func writeDocument(_ node: JSONNode, at path: DocumentPath, storeDirectory: String) throws {
+        let target = storeDirectory + "/" + path.path
+        try PrivateFiles.createDirectory(String(target[..<target.lastIndex(of: "/")!]))
+        let file = try AtomicFile(targetPath: target, replacesExisting: true)
+        try DocumentCoder.encode(node).withUnsafeBytes { try file.file.write($0) }
+        try file.commit()
+    }
+}

@@ -39,7 +39,7 @@ public struct ImportResult {
     /// `"new"` when the store was empty, else the mode used.
     public var mode: String
     public var summary: ArchiveSummary
-    /// Rows now in the store, per table key.
+    /// Rows now in the store, per table key; documents as `splits`, `workouts`, `stubs`.
     public var tables: [String: Int]
     /// Rows added by this import, per table key.
     public var inserted: [String: Int]
@@ -98,7 +98,7 @@ extension PulseStore {
                     } catch {
                         throw StoreError(.sqlite, "the archive was imported, but the readiness backfill failed: \(error); run `pulse-archive readiness --backfill` to retry")
                     }
-                    result.tables = try store.rowCounts()
+                    result.tables = try store.allCounts()
                 }
                 return result
             }
@@ -152,8 +152,12 @@ extension PulseStore {
             let declared = mismatch.declared.map(String.init) ?? "no count"
             warnings.append(ArchiveWarning(table: mismatch.table, message: "\(mismatch.table): the file declares \(declared) but holds \(mismatch.found) rows"))
         }
-        return ImportResult(mode: wasEmpty ? "new" : mode.rawValue, summary: summary, tables: try rowCounts(),
+        return ImportResult(mode: wasEmpty ? "new" : mode.rawValue, summary: summary, tables: try allCounts(),
                             inserted: inserted, safetyBackupPath: backupPath, warnings: warnings, readiness: nil)
+    }
+
+    func allCounts() throws -> [String: Int] {
+        try rowCounts().merging(documentCounts()) { a, _ in a }
     }
 
     /// Saves the store as it is into `backups/` before a replace.
