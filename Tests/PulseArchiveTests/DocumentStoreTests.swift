@@ -162,3 +162,44 @@ extension TreeFixture {
     /// A fixture over an existing store, without creating anything.
     init(existing root: String) throws { self.root = root }
 }
+
+@Suite("A document swap interrupted by a crash")
+struct DocumentSwapRecoveryTests {
+    typealias D = DocumentFixtures
+
+    /// The state a kill leaves after the commit: the pending row, the staged tree, and the swap
+    /// done up to `movedFolders`.
+    private func interruptedSwap(in dir: TemporaryDirectory, movedFolders: [String]) throws -> (store: TreeFixture, newTree: [String: Data]) {
+        let store = try TreeFixture(dir.file("s"))
+        try store.write("Splits/\(D.splitID).json", node: try D.node(D.split))
+        try store.write("Stubs/Splits/01JP00000000000000000000AE.json", node: .object(["id": .string("01JP00000000000000000000AE"), "deletedAt": .string("2025-03-01T00:00:00Z")]))
+        let staged = try TreeFixture(existing: store.root + "/.staging-4242/tree")
+        try staged.write("Workouts/2025/03/\(D.workoutID).json", node: try D.node(D.workout))
+        for folder in DocumentTree.folders { try FileManager.default.createDirectory(atPath: staged.root + "/" + folder, withIntermediateDirectories: true) }
+        let newTree = staged.files()
+        for folder in movedFolders {
+            try FileManager.default.createDirectory(atPath: store.root + "/.staging-4242/old", withIntermediateDirectories: true)
+            if FileManager.default.fileExists(atPath: store.root + "/" + folder) {
+                try FileManager.default.moveItem(atPath: store.root + "/" + folder, toPath: store.root + "/.staging-4242/old/" + folder)
+            }
+            try FileManager.default.moveItem(atPath: staged.root + "/" + folder, toPath: store.root + "/" + folder)
+        }
+        let database = try SQLiteDatabase(path: store.root + "/pulse.sqlite", create: false)
+        try database.prepare(#"INSERT INTO "documentSwaps" ("staging") VALUES (?)"#).run([.string(".staging-4242")])
+        return (store, newTree)
+    }
+
+    @Test("the next command finishes a swap that was committed but not done, or half done", arguments: [[], ["Splits"], ["Splits", "Stubs"]])
+    func recovery(moved: [String]) throws {
+        let dir = TemporaryDirectory()
+        let (store, newTree) = try interruptedSwap(in: dir, movedFolders: moved)
+        let result = try CLI.run(["export", "--store", store.root, "-o", dir.file("x.json.gz")])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(store.files() == newTree)
+        #expect(!FileManager.default.fileExists(atPath: store.root + "/.staging-4242"))
+        let database = try SQLiteDatabase(path: store.root + "/pulse.sqlite", create: false)
+        #expect(try database.integer(#"SELECT count(*) FROM "documentSwaps""#) == 0)
+        let summary = try ArchiveReader(path: dir.file("x.json.gz")).inspect()
+        #expect(summary.documentCounts == ["workouts": 1])
+    }
+}
