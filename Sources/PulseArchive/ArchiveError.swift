@@ -31,17 +31,26 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public let kind: Kind
     public let message: String
+    /// The table, or `settings`, `attachments`, `documents`, when the problem is in one.
+    public let table: String?
 
-    public init(_ kind: Kind, _ message: String) {
+    public init(_ kind: Kind, _ message: String, table: String? = nil) {
         self.kind = kind
         self.message = message
+        self.table = table
+    }
+
+    /// Problems a read can step over to report the next one: the value is consumed, the
+    /// structure intact.
+    public var isRecoverable: Bool {
+        [.invalidValue, .duplicateKey, .unsafeAttachmentName, .unsafeDocumentPath].contains(kind)
     }
 
     public var description: String { message }
 
     /// The wording for anything the app would call "isn't a PulseLoop export, or it's damaged".
-    static func notAnArchive(_ detail: String) -> ArchiveError {
-        ArchiveError(.notAnArchive, "not a PulseLoop archive, or damaged: \(detail)")
+    static func notAnArchive(_ detail: String, table: String? = nil) -> ArchiveError {
+        ArchiveError(.notAnArchive, "not a PulseLoop archive, or damaged: \(detail)", table: table)
     }
 
     static func unsupportedVersion(found: Int64) -> ArchiveError {

@@ -12,6 +12,9 @@ public struct ArchiveReader {
     public var limits: ArchiveLimits
     /// Called every few thousand rows, for a progress display.
     public var progress: ((ReadProgress) -> Void)?
+    /// Records every problem the read can step over in `ArchiveSummary.problems` and goes on,
+    /// instead of throwing the first (`verify` reports them all).
+    public var collectsProblems = false
 
     public init(path: String, limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) {
         self.path = path
@@ -30,6 +33,33 @@ public struct ArchiveReader {
             return parse.summary
         } catch let error where !parse.sawFormatVersion {
             try refineError(error)
+        }
+    }
+
+    /// The problems a collecting read had recorded when a later, fatal error stopped it.
+    public struct Interrupted: Error {
+        public let error: Error
+        public let problems: [ArchiveError]
+        public let summary: ArchiveSummary
+    }
+
+    /// A collecting read: every problem it can step over is in the summary; a fatal one throws
+    /// `Interrupted` with those found before it.
+    public func collectProblems<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws -> ArchiveSummary {
+        var reader = self
+        reader.collectsProblems = true
+        var parse = try reader.open()
+        do {
+            try parse.readEnvelope(into: &visitor)
+            parse.finishSummary()
+            return parse.summary
+        } catch {
+            var refined: Error = error
+            if !parse.sawFormatVersion {
+                do { try refineError(error) } catch { refined = error }
+            }
+            parse.finishSummary()
+            throw Interrupted(error: refined, problems: parse.problems.problems, summary: parse.summary)
         }
     }
 
@@ -74,7 +104,7 @@ public struct ArchiveReader {
         var summary = ArchiveSummary()
         summary.isCompressed = kind == .gzip
         summary.fileBytes = file.size()
-        var parser = EnvelopeParser(scanner: scanner, counted: counted, summary: summary)
+        var parser = EnvelopeParser(scanner: scanner, counted: counted, summary: summary, problems: ProblemSink(collects: collectsProblems))
         if let progress {
             let total = summary.fileBytes
             parser.reportRows = { rows in
@@ -129,10 +159,13 @@ struct EnvelopeParser {
     private var documentPaths = Set<String>()
     var reportRows: ((Int) -> Void)?
 
-    init(scanner: JSONScanner, counted: CountingSource, summary: ArchiveSummary) {
+    let problems: ProblemSink
+
+    init(scanner: JSONScanner, counted: CountingSource, summary: ArchiveSummary, problems: ProblemSink) {
         self.scanner = scanner
         self.counted = counted
         self.summary = summary
+        self.problems = problems
     }
 
     /// Envelope keys the app requires besides the tables.
@@ -154,15 +187,16 @@ struct EnvelopeParser {
         try scanner.expectEnd()
         guard sawFormatVersion else { throw ArchiveError.notAnArchive("missing formatVersion") }
         for key in Self.requiredKeys where !keysSeen.contains(key) {
-            throw ArchiveError.notAnArchive("missing required key \"\(key)\"")
+            try problems.report(ArchiveError.notAnArchive("missing required key \"\(key)\"", table: key))
         }
         for table in ArchiveTable.all where table.isRequired && !keysSeen.contains(table.key) {
-            throw ArchiveError.notAnArchive("missing required table \"\(table.key)\"")
+            try problems.report(ArchiveError.notAnArchive("missing required table \"\(table.key)\"", table: table.key))
         }
     }
 
     mutating func finishSummary() {
         summary.jsonBytes = counted.count
+        summary.problems = problems.problems
         for (table, fields) in unknownFields.sorted(by: { $0.key < $1.key }) {
             for (field, count) in fields.sorted(by: { $0.key < $1.key }) {
                 summary.warnings.append(ArchiveWarning(
@@ -172,6 +206,9 @@ struct EnvelopeParser {
         }
     }
 
+    // Every recoverable problem below is thrown only after the offending value was consumed
+    // whole, so a collecting read can report it and carry on with the next value.
+
     private mutating func readMember<Visitor: ArchiveVisitor>(_ key: String, into visitor: inout Visitor) throws {
         switch key {
         case "formatVersion":
@@ -179,20 +216,20 @@ struct EnvelopeParser {
         case "exportedAt":
             guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
             if c == 0x2D || (c >= 0x30 && c <= 0x39) { throw ArchiveError.androidDialect }
-            summary.exportedAt = try readDate(at: "exportedAt")
+            try problems.recovering { summary.exportedAt = try readDate(at: "exportedAt", depth: 1) }
         case "appVersion":
-            summary.appVersion = try readStringValue(at: "appVersion")
+            try problems.recovering { summary.appVersion = try readStringValue(at: "appVersion", depth: 1) }
         case "counts":
-            try readCounts()
+            try problems.recovering { try readCounts() }
         case "settings":
-            try readSettings(into: &visitor)
+            try problems.recovering { try readSettings(into: &visitor) }
         case "attachments":
-            try readAttachments(into: &visitor)
+            try problems.recovering { try readAttachments(into: &visitor) }
         case "documents", "documentStubs", "documentFiles":
-            try readDocuments(key, into: &visitor)
+            try problems.recovering { try readDocuments(key, into: &visitor) }
         default:
             if let table = ArchiveTable.named(key) {
-                try readTable(table, into: &visitor)
+                try problems.recovering { try readTable(table, into: &visitor) }
             } else {
                 summary.warnings.append(ArchiveWarning(table: nil, message: "unknown top-level key \"\(key)\" (ignored)"))
                 try scanner.skipValue(depth: 1)
@@ -218,13 +255,15 @@ struct EnvelopeParser {
 
     // MARK: - Envelope values
 
-    private mutating func readStringValue(at location: String) throws -> String {
-        try requireKind(0x22, "a string", at: location)
-        return try scanner.readString(scratch: &scratch)
+    private mutating func readStringValue(at location: String, depth: Int) throws -> String {
+        try requireKind(0x22, "a string", at: location, depth: depth)
+        try scanner.readStringBytes(into: &scratch)
+        guard let text = String(validating: scratch, as: UTF8.self) else { throw invalid(location, "the string is not valid UTF-8") }
+        return text
     }
 
-    private mutating func readDate(at location: String) throws -> Int64 {
-        try requireKind(0x22, "a date string", at: location)
+    private mutating func readDate(at location: String, depth: Int) throws -> Int64 {
+        try requireKind(0x22, "a date string", at: location, depth: depth)
         try scanner.readStringBytes(into: &scratch)
         guard let millis = scratch.withUnsafeBufferPointer({ ArchiveDate.parse($0) }) else {
             throw invalid(location, "unrecognized date \(ValueParsing.quoted(scratch))")
@@ -233,24 +272,26 @@ struct EnvelopeParser {
     }
 
     private mutating func readCounts() throws {
-        try requireKind(0x7B, "an object", at: "counts")
+        try requireKind(0x7B, "an object", at: "counts", depth: 1)
         try scanner.expect(0x7B, "'{'")
         try scanner.checkDepth(2)
         if try scanner.consumeIfClosing(0x7D) { return }
         repeat {
             let name = try scanner.readString(scratch: &scratch)
             try scanner.expect(0x3A, "':'")
-            try requireKind(0x30, "an integer", at: "counts.\(name)")
-            try scanner.readNumberLiteral(into: &scratch)
-            guard let count = ValueParsing.integer(scratch) else {
-                throw invalid("counts.\(name)", "\(String(decoding: scratch, as: UTF8.self)) is not a 64-bit integer")
+            try problems.recovering {
+                try requireKind(0x30, "an integer", at: "counts.\(name)", depth: 2)
+                try scanner.readNumberLiteral(into: &scratch)
+                guard let count = ValueParsing.integer(scratch) else {
+                    throw invalid("counts.\(name)", "\(String(decoding: scratch, as: UTF8.self)) is not a 64-bit integer")
+                }
+                summary.declaredCounts[name] = count
             }
-            summary.declaredCounts[name] = count
         } while try scanner.continues(closer: 0x7D)
     }
 
     private mutating func readSettings<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
-        try requireKind(0x7B, "an object", at: "settings")
+        try requireKind(0x7B, "an object", at: "settings", depth: 1)
         try scanner.expect(0x7B, "'{'")
         try scanner.checkDepth(2)
         if try scanner.consumeIfClosing(0x7D) { return }
@@ -258,17 +299,47 @@ struct EnvelopeParser {
         repeat {
             let name = try scanner.readString(scratch: &scratch)
             try scanner.expect(0x3A, "':'")
-            guard keys.insert(name).inserted else {
-                throw ArchiveError(.duplicateKey, "the settings key \"\(name)\" appears twice")
+            try problems.recovering {
+                let value = try readStringValue(at: "settings.\(name)", depth: 2)
+                guard keys.insert(name).inserted else {
+                    throw ArchiveError(.duplicateKey, "the settings key \"\(name)\" appears twice", table: "settings")
+                }
+                try visitor.visitSetting(key: name, value: value)
+                summary.settingsCount += 1
             }
-            let value = try readStringValue(at: "settings.\(name)")
-            try visitor.visitSetting(key: name, value: value)
-            summary.settingsCount += 1
         } while try scanner.continues(closer: 0x7D)
     }
 
+    /// Reads the members of one entry object of `attachments` or a document array; a member
+    /// whose value does not fit is consumed and its problem returned with the others.
+    private mutating func readEntry(at location: String, _ member: (inout EnvelopeParser, String) throws -> Void) throws -> [ArchiveError] {
+        var entryProblems: [ArchiveError] = []
+        try requireKind(0x7B, "an object", at: location, depth: 2)
+        try scanner.expect(0x7B, "'{'")
+        try scanner.checkDepth(3)
+        if try !scanner.consumeIfClosing(0x7D) {
+            repeat {
+                let key = try scanner.readString(scratch: &scratch)
+                try scanner.expect(0x3A, "':'")
+                do {
+                    try member(&self, key)
+                } catch let error as ArchiveError where error.isRecoverable {
+                    entryProblems.append(error)
+                }
+            } while try scanner.continues(closer: 0x7D)
+        }
+        return entryProblems
+    }
+
+    private mutating func readBase64(at location: String) throws -> [UInt8] {
+        try requireKind(0x22, "a string", at: location, depth: 3)
+        try scanner.readStringBytes(into: &scratch)
+        guard let data = Data(base64Encoded: Data(scratch)) else { throw invalid(location, "invalid base64") }
+        return [UInt8](data)
+    }
+
     private mutating func readAttachments<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
-        try requireKind(0x5B, "an array", at: "attachments")
+        try requireKind(0x5B, "an array", at: "attachments", depth: 1)
         try scanner.expect(0x5B, "'['")
         try scanner.checkDepth(2)
         if try scanner.consumeIfClosing(0x5D) { return }
@@ -276,39 +347,29 @@ struct EnvelopeParser {
         var index = 0
         repeat {
             let location = "attachments[\(index)]"
-            try requireKind(0x7B, "an object", at: location)
-            try scanner.expect(0x7B, "'{'")
-            try scanner.checkDepth(3)
             var name: String?
             var contents: [UInt8]?
-            if try !scanner.consumeIfClosing(0x7D) {
-                repeat {
-                    let key = try scanner.readString(scratch: &scratch)
-                    try scanner.expect(0x3A, "':'")
+            try problems.recovering {
+                let entryProblems = try readEntry(at: location) { parser, key in
                     switch key {
-                    case "file":
-                        name = try readStringValue(at: "\(location).file")
-                    case "base64":
-                        try requireKind(0x22, "a string", at: "\(location).base64")
-                        try scanner.readStringBytes(into: &scratch)
-                        guard let data = Data(base64Encoded: Data(scratch)) else {
-                            throw invalid("\(location).base64", "invalid base64")
-                        }
-                        contents = [UInt8](data)
+                    case "file": name = try parser.readStringValue(at: "\(location).file", depth: 3)
+                    case "base64": contents = try parser.readBase64(at: "\(location).base64")
                     default:
-                        unknownFields["attachments", default: [:]][key, default: 0] += 1
-                        try scanner.skipValue(depth: 3)
+                        parser.unknownFields["attachments", default: [:]][key, default: 0] += 1
+                        try parser.scanner.skipValue(depth: 3)
                     }
-                } while try scanner.continues(closer: 0x7D)
+                }
+                for problem in entryProblems.dropLast() { try problems.report(problem) }
+                if let last = entryProblems.last { throw last }
+                guard let name else { throw invalid(location, "missing required field \"file\"", table: "attachments") }
+                guard let contents else { throw invalid(location, "missing required field \"base64\"", table: "attachments") }
+                try AttachmentName.validate(name)
+                guard names.insert(name).inserted else {
+                    throw ArchiveError(.duplicateKey, "the attachment name \"\(name)\" appears twice", table: "attachments")
+                }
+                try visitor.visitAttachment(name: name, contents: contents)
+                summary.attachmentsCount += 1
             }
-            guard let name else { throw invalid(location, "missing required field \"file\"") }
-            guard let contents else { throw invalid(location, "missing required field \"base64\"") }
-            try AttachmentName.validate(name)
-            guard names.insert(name).inserted else {
-                throw ArchiveError(.duplicateKey, "the attachment name \"\(name)\" appears twice")
-            }
-            try visitor.visitAttachment(name: name, contents: contents)
-            summary.attachmentsCount += 1
             index += 1
         } while try scanner.continues(closer: 0x5D)
     }
@@ -319,57 +380,51 @@ struct EnvelopeParser {
     /// `{"path", "base64"}` for `documentFiles`.
     private mutating func readDocuments<Visitor: ArchiveVisitor>(_ key: String, into visitor: inout Visitor) throws {
         summary.hasDocuments = true
-        try requireKind(0x5B, "an array", at: key)
+        try requireKind(0x5B, "an array", at: key, depth: 1)
         try scanner.expect(0x5B, "'['")
         try scanner.checkDepth(2)
         if try scanner.consumeIfClosing(0x5D) { return }
         var index = 0
         repeat {
             let location = "\(key)[\(index)]"
-            try requireKind(0x7B, "an object", at: location)
-            try scanner.expect(0x7B, "'{'")
-            try scanner.checkDepth(3)
             var pathText: String?
             var document: JSONNode?
             var bytes: [UInt8]?
-            if try !scanner.consumeIfClosing(0x7D) {
-                repeat {
-                    let member = try scanner.readString(scratch: &scratch)
-                    try scanner.expect(0x3A, "':'")
+            try problems.recovering {
+                let entryProblems = try readEntry(at: location) { parser, member in
                     switch member {
                     case "path":
-                        pathText = try readStringValue(at: "\(location).path")
+                        pathText = try parser.readStringValue(at: "\(location).path", depth: 3)
                     case "document" where key != "documentFiles":
-                        try requireKind(0x7B, "an object", at: "\(location).document")
-                        document = try JSONNode.read(scanner, depth: 3, location: "\(location).document")
+                        try parser.requireKind(0x7B, "an object", at: "\(location).document", depth: 3)
+                        document = try JSONNode.read(parser.scanner, depth: 3, location: "\(location).document")
                     case "base64":
-                        try requireKind(0x22, "a string", at: "\(location).base64")
-                        try scanner.readStringBytes(into: &scratch)
-                        guard let data = Data(base64Encoded: Data(scratch)) else { throw invalid("\(location).base64", "invalid base64") }
-                        bytes = [UInt8](data)
+                        bytes = try parser.readBase64(at: "\(location).base64")
                     default:
-                        unknownFields[key, default: [:]][member, default: 0] += 1
-                        try scanner.skipValue(depth: 3)
+                        parser.unknownFields[key, default: [:]][member, default: 0] += 1
+                        try parser.scanner.skipValue(depth: 3)
                     }
-                } while try scanner.continues(closer: 0x7D)
-            }
-            guard let pathText else { throw invalid(location, "missing required field \"path\"") }
-            let path = try DocumentPath(pathText)
-            guard documentPaths.insert(path.path).inserted else {
-                throw ArchiveError(.duplicateKey, "the document path \"\(path.path)\" appears twice")
-            }
-            if key == "documentFiles" {
-                guard let bytes else { throw invalid(location, "missing required field \"base64\"") }
-                try visitor.visitDocumentFile(path, contents: bytes)
-            } else {
-                guard path.isStub == (key == "documentStubs") else {
-                    throw invalid("\(location).path", "\(path.path) does not belong in \(key)")
                 }
-                guard let document else { throw invalid(location, "missing required field \"document\"") }
-                try visitor.visitDocument(path, document: document, originalBytes: bytes)
+                for problem in entryProblems.dropLast() { try problems.report(problem) }
+                if let last = entryProblems.last { throw last }
+                guard let pathText else { throw invalid(location, "missing required field \"path\"", table: "documents") }
+                let path = try DocumentPath(pathText)
+                guard documentPaths.insert(path.path).inserted else {
+                    throw ArchiveError(.duplicateKey, "the document path \"\(path.path)\" appears twice", table: "documents")
+                }
+                if key == "documentFiles" {
+                    guard let bytes else { throw invalid(location, "missing required field \"base64\"", table: "documents") }
+                    try visitor.visitDocumentFile(path, contents: bytes)
+                } else {
+                    guard path.isStub == (key == "documentStubs") else {
+                        throw invalid("\(location).path", "\(path.path) does not belong in \(key)", table: "documents")
+                    }
+                    guard let document else { throw invalid(location, "missing required field \"document\"", table: "documents") }
+                    try visitor.visitDocument(path, document: document, originalBytes: bytes)
+                }
+                let counted = path.isStub ? "stubs" : path.kind == .split ? "splits" : "workouts"
+                summary.documentCounts[counted, default: 0] += 1
             }
-            let counted = path.isStub ? "stubs" : path.kind == .split ? "splits" : "workouts"
-            summary.documentCounts[counted, default: 0] += 1
             index += 1
         } while try scanner.continues(closer: 0x5D)
     }
@@ -377,7 +432,7 @@ struct EnvelopeParser {
     // MARK: - Tables
 
     private mutating func readTable<Visitor: ArchiveVisitor>(_ table: ArchiveTable, into visitor: inout Visitor) throws {
-        try requireKind(0x5B, "an array", at: table.key)
+        try requireKind(0x5B, "an array", at: table.key, depth: 1)
         try scanner.expect(0x5B, "'['")
         try scanner.checkDepth(2)
         try visitor.beginTable(table)
@@ -385,8 +440,9 @@ struct EnvelopeParser {
         var index = 0
         if try !scanner.consumeIfClosing(0x5D) {
             repeat {
-                let row = try decoder.readRow(scanner, index: index, scratch: &scratch)
-                try visitor.visit(row: row, at: index, of: table)
+                if let row = try decoder.readRow(scanner, index: index, scratch: &scratch, problems: problems) {
+                    try problems.recovering { try visitor.visit(row: row, at: index, of: table) }
+                }
                 index += 1
                 rowsRead += 1
                 if rowsRead & 0x3FFF == 0 { reportRows?(rowsRead) }
@@ -401,14 +457,19 @@ struct EnvelopeParser {
 
     // MARK: - Helpers
 
-    private func requireKind(_ opener: UInt8, _ expected: String, at location: String) throws {
+    /// Checks the next value's JSON type; on a mismatch the value is skipped, then reported.
+    private func requireKind(_ opener: UInt8, _ expected: String, at location: String, depth: Int) throws {
         guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
         let matches = opener == 0x30 ? (c == 0x2D || (c >= 0x30 && c <= 0x39)) : c == opener
-        if !matches { throw invalid(location, "expected \(expected), found \(ValueParsing.jsonKind(c))") }
+        if !matches {
+            try scanner.skipValue(depth: depth)
+            throw invalid(location, "expected \(expected), found \(ValueParsing.jsonKind(c))")
+        }
     }
 
-    private func invalid(_ location: String, _ detail: String) -> ArchiveError {
-        ArchiveError(.invalidValue, "\(location): \(detail)")
+    private func invalid(_ location: String, _ detail: String, table: String? = nil) -> ArchiveError {
+        let owner = table ?? String(location.prefix { $0 != "[" && $0 != "." })
+        return ArchiveError(.invalidValue, "\(location): \(detail)", table: owner)
     }
 
     // MARK: - Skimming

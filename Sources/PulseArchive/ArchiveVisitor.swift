@@ -26,6 +26,34 @@ extension ArchiveVisitor {
     public mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {}
 }
 
+/// Where a read sends the problems it can step over: a strict read throws the first, a
+/// collecting read (for `verify`) records them all and goes on.
+public final class ProblemSink {
+    public let collects: Bool
+    public private(set) var problems: [ArchiveError] = []
+
+    public init(collects: Bool) { self.collects = collects }
+
+    /// Throws `problem` in strict mode; records it in collecting mode.
+    public func report(_ problem: ArchiveError) throws {
+        guard collects else { throw problem }
+        problems.append(problem)
+    }
+
+    /// Runs `body`; a recoverable `ArchiveError` it throws is reported instead.
+    /// - Returns: false when a problem was reported.
+    @discardableResult
+    public func recovering(_ body: () throws -> Void) throws -> Bool {
+        do {
+            try body()
+            return true
+        } catch let error as ArchiveError where error.isRecoverable {
+            try report(error)
+            return false
+        }
+    }
+}
+
 /// A visitor that only lets the reader check every value.
 public struct DiscardingVisitor: ArchiveVisitor {
     public init() {}
@@ -68,6 +96,9 @@ public struct ArchiveSummary: Sendable, Equatable {
     /// Size of the JSON text (after decompression).
     public var jsonBytes: Int64 = 0
     public var warnings: [ArchiveWarning] = []
+    /// Problems found by a collecting read (`ArchiveReader.collectsProblems`); empty otherwise,
+    /// since a strict read throws the first.
+    public var problems: [ArchiveError] = []
 
     /// Tables whose declared count differs from the rows found, with both numbers.
     public var countMismatches: [(table: String, declared: Int64?, found: Int)] {

@@ -20,7 +20,7 @@ public struct DocumentPath: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `ArchiveError` of kind `unsafeDocumentPath`, naming the path and the rule.
     public init(_ path: String) throws {
         func refuse(_ why: String) -> ArchiveError {
-            ArchiveError(.unsafeDocumentPath, "unsafe document path \(path.debugDescription): \(why)")
+            ArchiveError(.unsafeDocumentPath, "unsafe document path \(path.debugDescription): \(why)", table: "documents")
         }
         guard !path.hasPrefix("/") else { throw refuse("absolute paths are not allowed") }
         guard !path.contains("\\"), !path.utf8.contains(0) else { throw refuse("backslashes and NUL are not allowed") }

@@ -21,14 +21,25 @@ struct RowDecoder {
         self.seen = Array(repeating: false, count: table.fields.count)
     }
 
-    mutating func readRow(_ scanner: JSONScanner, index: Int, scratch: inout [UInt8]) throws -> ArchiveRow {
+    /// Reads one row. A value that does not fit its field is consumed whole and reported to
+    /// `problems`; in strict mode that throws, in collecting mode the row is dropped (nil) and
+    /// the read goes on.
+    mutating func readRow(_ scanner: JSONScanner, index: Int, scratch: inout [UInt8], problems: ProblemSink) throws -> ArchiveRow? {
         guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
         guard c == 0x7B else {
-            throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: expected a row object, found \(ValueParsing.jsonKind(c))")
+            try scanner.skipValue(depth: 2)
+            try problems.report(ArchiveError(.invalidValue, "\(table.key)[\(index)]: expected a row object, found \(ValueParsing.jsonKind(c))", table: table.key))
+            return nil
         }
         scanner.advance()
         try scanner.checkDepth(3)
         var row = ArchiveRow(table: table)
+        var valid = true
+        var failedFields = Set<Int>()
+        func fail(_ message: String) throws {
+            valid = false
+            try problems.report(ArchiveError(.invalidValue, message, table: table.key))
+        }
         for i in seen.indices { seen[i] = false }
         if try !scanner.consumeIfClosing(0x7D) {
             // Files written with sorted keys hit the hint every time.
@@ -37,8 +48,11 @@ struct RowDecoder {
                 try scanner.readStringBytes(into: &scratch)
                 try scanner.expect(0x3A, "':'")
                 guard let sortedIndex = lookup(scratch, hint: hint) else {
-                    let name = try JSONScanner.string(scratch) { ArchiveError(.invalidValue, "\(table.key)[\(index)]: a field name is not valid UTF-8") }
-                    unknownFields[name, default: 0] += 1
+                    if let name = String(validating: scratch, as: UTF8.self) {
+                        unknownFields[name, default: 0] += 1
+                    } else {
+                        try fail("\(table.key)[\(index)]: a field name is not valid UTF-8")
+                    }
                     try scanner.skipValue(depth: 3)
                     continue
                 }
@@ -46,17 +60,23 @@ struct RowDecoder {
                 let fieldIndex = sortedToField[sortedIndex]
                 let field = table.fields[fieldIndex]
                 guard !seen[fieldIndex] else {
-                    throw ArchiveError(.invalidValue, "\(table.key)[\(index)].\(field.name): the field appears twice in the row")
+                    try scanner.skipValue(depth: 3)
+                    try fail("\(table.key)[\(index)].\(field.name): the field appears twice in the row")
+                    continue
                 }
                 seen[fieldIndex] = true
-                row[fieldIndex] = try readValue(scanner, field: field, location: { "\(table.key)[\(index)].\(field.name)" }, scratch: &scratch)
+                switch try readValue(scanner, field: field, scratch: &scratch) {
+                case .success(let value): row[fieldIndex] = value
+                case .failure(let problem):
+                    failedFields.insert(fieldIndex)
+                    try fail("\(table.key)[\(index)].\(field.name): \(problem.detail)")
+                }
             } while try scanner.continues(closer: 0x7D)
         }
-        for (i, field) in table.fields.enumerated() where !field.isOptional && row[i].isNull {
-            let problem = seen[i] ? "null in the required field" : "missing the required field"
-            throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: \(problem) \"\(field.name)\"")
+        for (i, field) in table.fields.enumerated() where !field.isOptional && row[i].isNull && !failedFields.contains(i) {
+            try fail("\(table.key)[\(index)]: \(seen[i] ? "null in" : "missing") the required field \"\(field.name)\"")
         }
-        return row
+        return valid ? row : nil
     }
 
     private func lookup(_ name: [UInt8], hint: Int) -> Int? {
@@ -64,55 +84,65 @@ struct RowDecoder {
         return sortedNames.firstIndex(of: name)
     }
 
-    private func readValue(_ scanner: JSONScanner, field: ArchiveField, location: () -> String, scratch: inout [UInt8]) throws -> FieldValue {
+    /// Why a value does not fit its field, after the whole value was consumed.
+    struct ValueProblem: Error {
+        let detail: String
+    }
+
+    /// Reads one value as `field` says; a mismatch consumes the value and comes back as a
+    /// failure. Only broken JSON throws.
+    private func readValue(_ scanner: JSONScanner, field: ArchiveField, scratch: inout [UInt8]) throws -> Result<FieldValue, ValueProblem> {
         guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
         if c == 0x6E {  // null
             _ = try scanner.readLiteral()
-            return .null
+            return .success(.null)
         }
-        func mismatch(_ expected: String) -> ArchiveError {
-            ArchiveError(.invalidValue, "\(location()): expected \(expected), found \(ValueParsing.jsonKind(c))")
+        func mismatch(_ expected: String) throws -> Result<FieldValue, ValueProblem> {
+            try scanner.skipValue(depth: 3)
+            return .failure(ValueProblem(detail: "expected \(expected), found \(ValueParsing.jsonKind(c))"))
         }
         let isNumber = c == 0x2D || (c >= 0x30 && c <= 0x39)
         switch field.type {
         case .string:
-            guard c == 0x22 else { throw mismatch("a string") }
-            return .string(try scanner.readString(scratch: &scratch))
+            guard c == 0x22 else { return try mismatch("a string") }
+            try scanner.readStringBytes(into: &scratch)
+            guard let text = String(validating: scratch, as: UTF8.self) else { return .failure(ValueProblem(detail: "the string is not valid UTF-8")) }
+            return .success(.string(text))
         case .uuid:
-            guard c == 0x22 else { throw mismatch("a UUID string") }
+            guard c == 0x22 else { return try mismatch("a UUID string") }
             try scanner.readStringBytes(into: &scratch)
             guard let uuid = scratch.withUnsafeBufferPointer({ CanonicalUUID.canonical($0) }) else {
-                throw ArchiveError(.invalidValue, "\(location()): not a UUID: \(ValueParsing.quoted(scratch))")
+                return .failure(ValueProblem(detail: "not a UUID: \(ValueParsing.quoted(scratch))"))
             }
-            return .string(uuid)
+            return .success(.string(uuid))
         case .date:
             if isNumber {
                 try scanner.readNumberLiteral(into: &scratch)
-                throw ArchiveError(.invalidValue, "\(location()): unrecognized date \(String(decoding: scratch, as: UTF8.self)) (dates are ISO-8601 strings)")
+                return .failure(ValueProblem(detail: "unrecognized date \(String(decoding: scratch, as: UTF8.self)) (dates are ISO-8601 strings)"))
             }
-            guard c == 0x22 else { throw mismatch("a date string") }
+            guard c == 0x22 else { return try mismatch("a date string") }
             try scanner.readStringBytes(into: &scratch)
             guard let millis = scratch.withUnsafeBufferPointer({ ArchiveDate.parse($0) }) else {
-                throw ArchiveError(.invalidValue, "\(location()): unrecognized date \(ValueParsing.quoted(scratch))")
+                return .failure(ValueProblem(detail: "unrecognized date \(ValueParsing.quoted(scratch))"))
             }
-            return .date(millis)
+            return .success(.date(millis))
         case .int:
-            guard isNumber else { throw mismatch("an integer") }
+            guard isNumber else { return try mismatch("an integer") }
             try scanner.readNumberLiteral(into: &scratch)
             guard let value = ValueParsing.integer(scratch) else {
-                throw ArchiveError(.invalidValue, "\(location()): \(String(decoding: scratch, as: UTF8.self)) is not an integer within 64 bits")
+                return .failure(ValueProblem(detail: "\(String(decoding: scratch, as: UTF8.self)) is not an integer within 64 bits"))
             }
-            return .int(value)
+            return .success(.int(value))
         case .double:
-            guard isNumber else { throw mismatch("a number") }
+            guard isNumber else { return try mismatch("a number") }
             try scanner.readNumberLiteral(into: &scratch)
             guard let value = ValueParsing.double(&scratch) else {
-                throw ArchiveError(.invalidValue, "\(location()): \(String(decoding: scratch, as: UTF8.self)) is out of the range of a double")
+                return .failure(ValueProblem(detail: "\(String(decoding: scratch, as: UTF8.self)) is out of the range of a double"))
             }
-            return .double(value)
+            return .success(.double(value))
         case .bool:
-            guard c == 0x74 || c == 0x66 else { throw mismatch("true or false") }
-            return try scanner.readLiteral()
+            guard c == 0x74 || c == 0x66 else { return try mismatch("true or false") }
+            return .success(try scanner.readLiteral())
         }
     }
 }
@@ -176,7 +206,7 @@ public enum AttachmentName {
         let unsafe = name.isEmpty || name.contains("/") || name.contains("\\") || name.contains("..")
             || name.hasPrefix(".") || name.utf8.contains(0)
         if unsafe {
-            throw ArchiveError(.unsafeAttachmentName, "unsafe attachment name: \(name.debugDescription)")
+            throw ArchiveError(.unsafeAttachmentName, "unsafe attachment name: \(name.debugDescription)", table: "attachments")
         }
     }
 }

@@ -82,7 +82,7 @@ struct StagingVisitor: ArchiveVisitor {
         } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
             throw ArchiveError(
                 .duplicateKey,
-                "this file contains duplicate \(table.entity) entries and can't be imported: \(table.key)[\(index)] repeats \(table.uniqueKey) \(Self.describe(row[table.uniqueKeyIndex]))"
+                "this file contains duplicate \(table.entity) entries and can't be imported: \(table.key)[\(index)] repeats \(table.uniqueKey) \(Self.describe(row[table.uniqueKeyIndex]))", table: table.key
             )
         }
     }
