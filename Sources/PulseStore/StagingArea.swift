@@ -47,6 +47,17 @@ final class StagingArea {
         return summary
     }
 
+    /// Reads the archive into staging, collecting every problem it can step over (`verify`):
+    /// a row with a problem is left out, the read goes on.
+    /// - Throws: `ArchiveReader.Interrupted` when a fatal problem stops the read.
+    func stageCollectingProblems(_ reader: ArchiveReader) throws -> ArchiveSummary {
+        var visitor = try StagingVisitor(database: database, documentRoot: archiveTree)
+        try database.execute("BEGIN")
+        let summary = try reader.collectProblems(into: &visitor)
+        try database.execute("COMMIT")
+        return summary
+    }
+
     /// Removes staging files a killed import left in `directory`.
     static func removeLeftovers(in directory: String) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []

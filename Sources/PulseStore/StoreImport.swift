@@ -119,7 +119,25 @@ extension PulseStore {
         let reader = ArchiveReader(path: archivePath, limits: options.limits, progress: options.progress)
         let summary = try staging.stage(reader)
         let mode = options.mode ?? .replace
+        var backupPath: String?
+        let inserted = try applyStaged(staging, summary: summary, mode: mode, now: options.now) {
+            if mode == .replace && !wasEmpty { backupPath = try writeSafetyBackup(options: options) }
+        }
+        var warnings = summary.warnings
+        for mismatch in summary.countMismatches {
+            let declared = mismatch.declared.map(String.init) ?? "no count"
+            warnings.append(ArchiveWarning(table: mismatch.table, message: "\(mismatch.table): the file declares \(declared) but holds \(mismatch.found) rows"))
+        }
+        return ImportResult(mode: wasEmpty ? "new" : mode.rawValue, summary: summary, tables: try allCounts(),
+                            inserted: inserted, safetyBackupPath: backupPath, warnings: warnings, readiness: nil)
+    }
 
+    /// Applies a staged archive: builds the next document tree, runs `beforeCommit` (the safety
+    /// backup), copies the tables in one transaction with the document swap recorded, then
+    /// swaps the tree in. The staging directory must be inside the store's directory.
+    /// - Returns: rows added per table.
+    func applyStaged(_ staging: StagingArea, summary: ArchiveSummary, mode: ImportMode, now: Int64,
+                     beforeCommit: () throws -> Void = {}) throws -> [String: Int] {
         // An archive without the document keys (the app's own) leaves the tree as it is.
         if summary.hasDocuments {
             let existing = try DocumentTree(scanning: directory)
@@ -129,14 +147,11 @@ extension PulseStore {
                 try StoreDocuments.buildReplacement(archive: staging.archiveTree, existing: existing, into: staging.newTree)
             case .merge:
                 try StoreDocuments.buildMerge(archive: try DocumentTree(scanning: staging.archiveTree), existing: existing,
-                                              into: staging.newTree, now: options.now)
+                                              into: staging.newTree, now: now)
             }
         }
-
-        var backupPath: String?
-        if mode == .replace && !wasEmpty {
-            backupPath = try writeSafetyBackup(options: options)
-        }
+        try beforeCommit()
+        let stagingName = String(staging.directory.dropFirst(directory.count + 1))
         let inserted = try apply(staging, mode: mode, documentSwap: summary.hasDocuments ? stagingName : nil)
         if summary.hasDocuments {
             do {
@@ -146,14 +161,7 @@ extension PulseStore {
                 throw StoreError(.io, "the archive was imported, but its document tree could not be moved into place (\(error)); the next pulse-archive command on this store finishes it")
             }
         }
-
-        var warnings = summary.warnings
-        for mismatch in summary.countMismatches {
-            let declared = mismatch.declared.map(String.init) ?? "no count"
-            warnings.append(ArchiveWarning(table: mismatch.table, message: "\(mismatch.table): the file declares \(declared) but holds \(mismatch.found) rows"))
-        }
-        return ImportResult(mode: wasEmpty ? "new" : mode.rawValue, summary: summary, tables: try allCounts(),
-                            inserted: inserted, safetyBackupPath: backupPath, warnings: warnings, readiness: nil)
+        return inserted
     }
 
     func allCounts() throws -> [String: Int] {

@@ -1,0 +1,105 @@
+import Foundation
+import PulseArchive
+import PulseStore
+
+/// `verify FILE [--store DIR] [--json]`
+struct VerifyCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "verify",
+        abstract: "Check that an archive is sound and restores; optionally compare it with a store.",
+        discussion: "Checks the container (gzip checksum, length, end of stream), the structure (every row, key, count, date, attachment, settings blob and document), the references between tables, and a round trip through a temporary store. Reports every problem, not just the first. Exit code 0 only when there is no error (warnings allowed).",
+        arguments: [.init(name: "file", help: "The archive to check.")],
+        options: [
+            .value("--store", valueName: "dir", help: "Also compare the archive with this store, table by table and document by document."),
+            .value("--timezone", valueName: "tz", help: "The zone of day boundaries for the readiness checks (default: $TZ or the system's)."),
+            .json, .quiet,
+        ]
+    )
+
+    let file: String
+    let store: String?
+    let zone: TimeZone
+    let json: Bool
+    let quiet: Bool
+    let console: Console
+
+    init(_ arguments: ParsedArguments, console: Console) throws {
+        file = arguments.positionals[0]
+        store = arguments.value("--store")
+        zone = try ArgumentValues.timeZone(arguments.value("--timezone"))
+        json = arguments.flag("--json")
+        quiet = arguments.flag("--quiet")
+        self.console = console
+    }
+
+    func run() throws -> Int32 {
+        let progress = ProgressLine("Verifying", console: console, quiet: quiet)
+        defer { progress.finish() }
+        let report = try ArchiveVerifier.verify(file, store: store, timeZone: zone) {
+            progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes)
+        }
+        progress.finish()
+        if json {
+            console.out(Self.json(report).text)
+        } else {
+            console.out(Self.text(report, file: file))
+        }
+        return report.ok ? 0 : 1
+    }
+
+    static func json(_ report: VerifyReport) -> JSONReport {
+        var members: [(String, JSONReport)] = [
+            ("ok", .bool(report.ok)),
+            ("problems", .array(report.problems.map { problem in
+                .object([("severity", .string(problem.severity.rawValue)), ("table", problem.table.map { .string($0) } ?? .null),
+                         ("message", .string(problem.message))])
+            })),
+            ("tables", .counts(report.tables)),
+            ("errors", .int(report.problems.filter { $0.severity == .error }.count)),
+            ("warnings", .int(report.problems.filter { $0.severity == .warning }.count)),
+            ("roundTrip", report.roundTrip.map { .bool($0) } ?? .null),
+            ("documents", .counts(report.documentClasses)),
+        ]
+        if let summary = report.summary {
+            members.append(("formatVersion", .int(summary.formatVersion)))
+            members.append(("compressed", .bool(summary.isCompressed)))
+        }
+        if let diff = report.storeDiff {
+            members.append(("storeDiff", .object(diff.sorted { $0.key < $1.key }.map { table, difference in
+                (table, .object([("missing", .int(difference.missing)), ("extra", .int(difference.extra)), ("changed", .int(difference.changed))]))
+            })))
+        }
+        return .object(members)
+    }
+
+    static func text(_ report: VerifyReport, file: String) -> String {
+        var perTable: [String: Int] = [:]
+        for problem in report.problems { perTable[problem.table ?? "", default: 0] += 1 }
+        var text = "Verifying \(file)"
+        if let summary = report.summary {
+            text += " (format \(summary.formatVersion), \(summary.isCompressed ? "gzip" : "plain JSON"))"
+        }
+        text += "\n"
+        let order = ArchiveTable.all.map(\.key) + ["settings", "attachments", "splits", "workouts", "stubs", "documents"]
+        let names = order.filter { report.tables[$0] != nil || perTable[$0] != nil }
+        let rows = names.map { name in
+            [name, report.tables[name].map { ProgressLine.grouped($0) } ?? "-", perTable[name].map(String.init) ?? ""]
+        }
+        text += Formatting.columns(["table", "rows", "problems"], rows, numeric: [1, 2]) + "\n"
+        if let diff = report.storeDiff {
+            let differing = diff.filter { !$0.value.isEmpty }.count
+            text += differing == 0 ? "\nThe store holds exactly what the archive holds.\n" : "\nThe archive differs from the store in \(differing) tables.\n"
+        }
+        if !report.problems.isEmpty { text += "\n" }
+        for problem in report.problems { text += "\(problem.severity.rawValue): \(problem.message)\n" }
+        let errors = report.problems.filter { $0.severity == .error }.count
+        let warnings = report.problems.count - errors
+        let warningText = "\(warnings) warning\(warnings == 1 ? "" : "s")"
+        if report.ok {
+            text += "\nverify: OK: the archive is sound" + (report.roundTrip == true ? " and restores" : "") + " (\(warningText))"
+        } else {
+            text += "\nverify: FAILED: \(errors) error\(errors == 1 ? "" : "s"), \(warningText)"
+        }
+        return text
+    }
+}
