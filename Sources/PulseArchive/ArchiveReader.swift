@@ -15,6 +15,8 @@ public struct ArchiveReader {
     /// Records every problem the read can step over in `ArchiveSummary.problems` and goes on,
     /// instead of throwing the first (`verify` reports them all).
     public var collectsProblems = false
+    /// The zone of local days the Android dialect needs (`coachNotificationRecords.dateKey`).
+    public var timeZone: TimeZone = .current
 
     public init(path: String, limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) {
         self.path = path
@@ -79,9 +81,6 @@ public struct ArchiveReader {
             if let version = found.version, version > ArchiveFormat.newestVersion {
                 throw ArchiveError.unsupportedVersion(found: version)
             }
-            if found.dialect == .android {
-                throw ArchiveError.androidDialect
-            }
         }
         throw error
     }
@@ -105,6 +104,17 @@ public struct ArchiveReader {
         summary.isCompressed = kind == .gzip
         summary.fileBytes = file.size()
         var parser = EnvelopeParser(scanner: scanner, counted: counted, summary: summary, problems: ProblemSink(collects: collectsProblems))
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        parser.dayKey = { millis in
+            let parts = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: Double(millis) / 1000))
+            return String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+        }
+        // Only when a table shared by both dialects comes before anything that tells them apart.
+        parser.probeDialect = { [self] in
+            var probe = try open()
+            return try probe.skimEnvelope().dialect ?? .ios
+        }
         if let progress {
             let total = summary.fileBytes
             parser.reportRows = { rows in
@@ -115,12 +125,6 @@ public struct ArchiveReader {
     }
 }
 
-extension ArchiveError {
-    static let androidDialect = ArchiveError(
-        .unsupportedFeature,
-        "this is an export of the Android app (its dates are epoch numbers); this version of pulse-archive does not read the Android dialect yet"
-    )
-}
 
 /// How far a read has come: rows decoded and file bytes consumed.
 public struct ReadProgress: Sendable {
@@ -157,6 +161,11 @@ struct EnvelopeParser {
     private var unknownFields: [String: [String: Int]] = [:]
     private var rowsRead = 0
     private var documentPaths = Set<String>()
+    /// Nil until something in the file tells the dialects apart.
+    private var dialect: ArchiveDialect?
+    var dayKey: (Int64) -> String = { _ in "" }
+    var probeDialect: () throws -> ArchiveDialect = { .ios }
+    private var unknownNames: [String: Int] = [:]
     var reportRows: ((Int) -> Void)?
 
     let problems: ProblemSink
@@ -168,7 +177,7 @@ struct EnvelopeParser {
         self.problems = problems
     }
 
-    /// Envelope keys the app requires besides the tables.
+    /// Envelope keys the app requires besides the tables (the Android port: only `exportedAt`).
     private static let requiredKeys = ["exportedAt", "appVersion", "counts", "settings", "attachments"]
 
     mutating func readEnvelope<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
@@ -186,6 +195,12 @@ struct EnvelopeParser {
         }
         try scanner.expectEnd()
         guard sawFormatVersion else { throw ArchiveError.notAnArchive("missing formatVersion") }
+        summary.dialect = dialect ?? .ios
+        if summary.dialect == .android {
+            // Any list may be absent in the port's files: an absent table has no rows.
+            if !keysSeen.contains("exportedAt") { try problems.report(ArchiveError.notAnArchive("missing required key \"exportedAt\"")) }
+            return
+        }
         for key in Self.requiredKeys where !keysSeen.contains(key) {
             try problems.report(ArchiveError.notAnArchive("missing required key \"\(key)\"", table: key))
         }
@@ -197,6 +212,11 @@ struct EnvelopeParser {
     mutating func finishSummary() {
         summary.jsonBytes = counted.count
         summary.problems = problems.problems
+        if summary.dialect == .android { summary.declaredCounts = [:] }  // the port counts by SQL table name
+        for (name, count) in unknownNames.sorted(by: { $0.key < $1.key }) {
+            summary.warnings.append(ArchiveWarning(table: String(name.prefix { $0 != "." }),
+                                                   message: "\(name) has no app value (kept verbatim) in \(count) row\(count == 1 ? "" : "s")"))
+        }
         for (table, fields) in unknownFields.sorted(by: { $0.key < $1.key }) {
             for (field, count) in fields.sorted(by: { $0.key < $1.key }) {
                 summary.warnings.append(ArchiveWarning(
@@ -209,14 +229,43 @@ struct EnvelopeParser {
     // Every recoverable problem below is thrown only after the offending value was consumed
     // whole, so a collecting read can report it and carry on with the next value.
 
+    private mutating func decideDialect(byKey key: String) throws {
+        guard dialect == nil else { return }
+        if AndroidDialect.androidOnlyKeys.contains(key) {
+            dialect = .android
+        } else if AndroidDialect.iosOnlyKeys.contains(key) {
+            dialect = .ios
+        } else if ArchiveTable.named(key) != nil || ExtensionTable(rawValue: key) != nil {
+            dialect = try probeDialect()
+        }
+    }
+
     private mutating func readMember<Visitor: ArchiveVisitor>(_ key: String, into visitor: inout Visitor) throws {
+        if key != "exportedAt" { try decideDialect(byKey: key) }
+        if dialect == .android, let table = AndroidDialect.table(forKey: key) {
+            try problems.recovering { try readAndroidTable(table, key: key, into: &visitor) }
+            return
+        }
+        if let table = ExtensionTable(rawValue: key) {
+            try problems.recovering { try readExtensionTable(table, into: &visitor) }
+            return
+        }
         switch key {
         case "formatVersion":
             try readFormatVersion()
         case "exportedAt":
             guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
-            if c == 0x2D || (c >= 0x30 && c <= 0x39) { throw ArchiveError.androidDialect }
-            try problems.recovering { summary.exportedAt = try readDate(at: "exportedAt", depth: 1) }
+            let isNumber = c == 0x2D || (c >= 0x30 && c <= 0x39)
+            if dialect == nil { dialect = isNumber ? .android : .ios }
+            if isNumber {
+                try problems.recovering {
+                    try scanner.readNumberLiteral(into: &scratch)
+                    guard let millis = ValueParsing.integer(scratch) else { throw invalid("exportedAt", "expected epoch milliseconds") }
+                    summary.exportedAt = millis
+                }
+            } else {
+                try problems.recovering { summary.exportedAt = try readDate(at: "exportedAt", depth: 1) }
+            }
         case "appVersion":
             try problems.recovering { summary.appVersion = try readStringValue(at: "appVersion", depth: 1) }
         case "counts":
@@ -455,6 +504,64 @@ struct EnvelopeParser {
         try visitor.endTable(table, rowCount: index)
     }
 
+    // MARK: - The Android dialect and the extension tables
+
+    /// An Android table: each row read whole, then mapped into the app's row.
+    private mutating func readAndroidTable<Visitor: ArchiveVisitor>(_ table: ArchiveTable, key: String, into visitor: inout Visitor) throws {
+        try requireKind(0x5B, "an array", at: key, depth: 1)
+        try scanner.expect(0x5B, "'['")
+        try scanner.checkDepth(2)
+        try visitor.beginTable(table)
+        let known = AndroidDialect.knownFields(table)
+        var index = summary.rowsFound[table.key] ?? 0
+        if try !scanner.consumeIfClosing(0x5D) {
+            repeat {
+                let location = "\(key)[\(index)]"
+                try problems.recovering {
+                    let node = try JSONNode.read(scanner, depth: 2, location: location)
+                    guard let object = node.objectValue else { throw invalid(location, "expected a row object", table: table.key) }
+                    for field in object.keys where !known.contains(field) { unknownFields[table.key, default: [:]][field, default: 0] += 1 }
+                    let row = try AndroidDialect.mapRow(object, table: table, location: location, dayKey: dayKey) { field, name in
+                        unknownNames["\(table.key).\(field) \"\(name)\"", default: 0] += 1
+                    }
+                    for (i, field) in table.fields.enumerated() where field.isExtension && !row[i].isNull {
+                        summary.extensionFields["\(table.key).\(field.name)", default: 0] += 1
+                    }
+                    try visitor.visit(row: row, at: index, of: table)
+                }
+                index += 1
+                rowsRead += 1
+                if rowsRead & 0x3FFF == 0 { reportRows?(rowsRead) }
+            } while try scanner.continues(closer: 0x5D)
+        }
+        summary.rowsFound[table.key] = index
+        try visitor.endTable(table, rowCount: index)
+    }
+
+    /// Meals and food products: objects carried whole, keyed by `id` / `code`.
+    private mutating func readExtensionTable<Visitor: ArchiveVisitor>(_ table: ExtensionTable, into visitor: inout Visitor) throws {
+        try requireKind(0x5B, "an array", at: table.rawValue, depth: 1)
+        try scanner.expect(0x5B, "'['")
+        try scanner.checkDepth(2)
+        var index = 0
+        if try !scanner.consumeIfClosing(0x5D) {
+            repeat {
+                let location = "\(table.rawValue)[\(index)]"
+                try problems.recovering {
+                    let node = try JSONNode.read(scanner, depth: 2, location: location)
+                    guard var object = node.objectValue else { throw invalid(location, "expected a row object", table: table.rawValue) }
+                    if dialect == .android { object = try table.fromAndroid(object) }
+                    guard table.key(of: .object(object)) != nil else {
+                        throw invalid(location, "missing the required field \"\(table.uniqueKey)\"", table: table.rawValue)
+                    }
+                    try visitor.visitExtensionRow(table, row: .object(object), at: index)
+                }
+                index += 1
+            } while try scanner.continues(closer: 0x5D)
+        }
+        summary.rowsFound[table.rawValue] = index
+    }
+
     // MARK: - Helpers
 
     /// Checks the next value's JSON type; on a mismatch the value is skipped, then reported.
@@ -490,7 +597,10 @@ struct EnvelopeParser {
                 try scanner.readNumberLiteral(into: &scratch)
                 version = ValueParsing.integer(scratch)
             } else if key == "exportedAt" {
-                dialect = isNumber ? .android : .ios
+                dialect = dialect ?? (isNumber ? .android : .ios)
+                try scanner.skipValue(depth: 1)
+            } else if AndroidDialect.androidOnlyKeys.contains(key) {
+                dialect = .android
                 try scanner.skipValue(depth: 1)
             } else {
                 try scanner.skipValue(depth: 1)

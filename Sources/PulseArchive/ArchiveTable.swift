@@ -50,9 +50,6 @@ public struct ArchiveTable: Sendable, Equatable, Hashable, CustomStringConvertib
         coachNotificationRecords, coachSummaries, wearableLogs, readinessDailies, cycleDays,
     ]
 
-    /// The tables in archive-key order (sorted by UTF-8 bytes), the order the writer uses.
-    public static let sortedByKey: [ArchiveTable] = all.sortedByKeyBytes()
-
     private static let byKey: [String: ArchiveTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })
 
     /// The table whose archive key is `key`, or nil.

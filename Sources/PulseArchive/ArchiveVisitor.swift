@@ -14,6 +14,8 @@ public protocol ArchiveVisitor {
     mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws
     /// A file of the document tree that is not a JSON object (`documentFiles`), byte for byte.
     mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws
+    /// A row of an extension table (the Android port's meals and food products), as an object.
+    mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws
 }
 
 extension ArchiveVisitor {
@@ -24,6 +26,7 @@ extension ArchiveVisitor {
     public mutating func visitAttachment(name: String, contents: [UInt8]) throws {}
     public mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {}
     public mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {}
+    public mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {}
 }
 
 /// Where a read sends the problems it can step over: a strict read throws the first, a
@@ -90,6 +93,9 @@ public struct ArchiveSummary: Sendable, Equatable {
     public var hasDocuments = false
     /// Documents found: `splits`, `workouts`, `stubs` (document files counted by their path).
     public var documentCounts: [String: Int] = [:]
+    /// Tool-only extension fields found with a value, `table.field` → rows (the Android port's
+    /// extras: kept, never dropped).
+    public var extensionFields: [String: Int] = [:]
     public var isCompressed = false
     /// Size of the file on disk.
     public var fileBytes: Int64 = 0
@@ -103,11 +109,11 @@ public struct ArchiveSummary: Sendable, Equatable {
     /// Tables whose declared count differs from the rows found, with both numbers.
     public var countMismatches: [(table: String, declared: Int64?, found: Int)] {
         var result: [(String, Int64?, Int)] = []
-        for table in ArchiveTable.all {
-            let found = rowsFound[table.key]
-            let declared = declaredCounts[table.key]
+        for key in ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue) {
+            let found = rowsFound[key]
+            let declared = declaredCounts[key]
             if let found, declared != Int64(found), declared != nil || found > 0 {
-                result.append((table.key, declared, found))
+                result.append((key, declared, found))
             }
         }
         return result

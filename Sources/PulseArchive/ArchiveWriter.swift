@@ -16,12 +16,17 @@ public protocol ArchiveContent {
     func forEachDocument(stubs: Bool, _ body: (_ path: DocumentPath, _ document: JSONNode, _ originalBytes: [UInt8]?) throws -> Void) throws
     /// Files of the tree that are not JSON objects.
     func forEachDocumentFile(_ body: (_ path: DocumentPath, _ contents: [UInt8]) throws -> Void) throws
+    /// Rows of an extension table (written only when there are some).
+    func extensionRowCount(_ table: ExtensionTable) throws -> Int
+    func forEachExtensionRow(_ table: ExtensionTable, _ body: (_ row: JSONNode) throws -> Void) throws
 }
 
 extension ArchiveContent {
     public var hasDocuments: Bool { false }
     public func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {}
     public func forEachDocumentFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {}
+    public func extensionRowCount(_ table: ExtensionTable) throws -> Int { 0 }
+    public func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {}
 }
 
 /// How to write an archive.
@@ -56,7 +61,7 @@ public struct ArchiveWriterOptions: Sendable {
 /// `formatVersion`) so a reader learns the version early; the rest follow sorted by key.
 public enum ArchiveWriter {
     /// Writes `content` to `sink` and finishes the sink.
-    /// - Returns: the rows written per table key.
+    /// - Returns: the rows written per table key (extension tables included when written).
     /// - Throws: `ArchiveError` when a row breaks the format (a required field without a
     ///   value) or when the content changed while it was written.
     @discardableResult
@@ -69,6 +74,14 @@ public enum ArchiveWriter {
         let tables = options.tables
         var counts: [String: Int] = [:]
         for table in tables { counts[table.key] = try content.rowCount(of: table) }
+        var extensions: [ExtensionTable] = []
+        for table in ExtensionTable.allCases {
+            let count = try content.extensionRowCount(table)
+            if count > 0 {
+                counts[table.rawValue] = count
+                extensions.append(table)
+            }
+        }
         let totalRows = counts.values.reduce(0, +)
         var rowsBefore = 0
 
@@ -77,6 +90,7 @@ public enum ArchiveWriter {
         if content.hasDocuments {
             sections += [("documents", .documents(stubs: false)), ("documentStubs", .documents(stubs: true)), ("documentFiles", .documentFiles)]
         }
+        sections += extensions.map { ($0.rawValue, .extensionTable($0)) }
         let envelope: [(String, Section)] = [
             ("appVersion", .appVersion), ("counts", .counts), ("exportedAt", .exportedAt), ("formatVersion", .formatVersion),
         ]
@@ -95,10 +109,10 @@ public enum ArchiveWriter {
                 out.string(options.appVersion)
             case .counts:
                 out.byte(0x7B)
-                for (i, table) in tables.sortedByKeyBytes().enumerated() {
+                for (i, key) in counts.keys.sorted(by: utf8Precedes).enumerated() {
                     if i > 0 { out.byte(0x2C) }
-                    out.key(Array(table.key.utf8))
-                    out.int(Int64(counts[table.key]!))
+                    out.key(Array(key.utf8))
+                    out.int(Int64(counts[key]!))
                 }
                 out.byte(0x7D)
             case .exportedAt:
@@ -153,6 +167,19 @@ public enum ArchiveWriter {
                     try out.flushIfFull()
                 }
                 out.byte(0x5D)
+            case .extensionTable(let table):
+                out.byte(0x5B)
+                var written = 0
+                try content.forEachExtensionRow(table) { row in
+                    if written > 0 { out.byte(0x2C) }
+                    out.node(row)
+                    written += 1
+                    try out.flushIfFull()
+                }
+                out.byte(0x5D)
+                guard written == counts[table.rawValue] else {
+                    throw ArchiveError(.io, "\(table.rawValue) changed while it was exported")
+                }
             case .documentFiles:
                 out.byte(0x5B)
                 var first = true
@@ -216,13 +243,7 @@ public enum ArchiveWriter {
     }
 }
 
-private enum Section { case appVersion, counts, exportedAt, formatVersion, table(ArchiveTable), settings, attachments, documents(stubs: Bool), documentFiles }
-
-extension Array where Element == ArchiveTable {
-    func sortedByKeyBytes() -> [ArchiveTable] {
-        sorted { utf8Precedes($0.key, $1.key) }
-    }
-}
+private enum Section { case appVersion, counts, exportedAt, formatVersion, table(ArchiveTable), settings, attachments, documents(stubs: Bool), documentFiles, extensionTable(ExtensionTable) }
 
 /// The order of keys in the app's files: by UTF-8 bytes, not by Unicode collation.
 func utf8Precedes(_ a: String, _ b: String) -> Bool {

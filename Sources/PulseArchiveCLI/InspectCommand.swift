@@ -53,6 +53,7 @@ enum ArchiveReport {
             ("bytes", .object([("compressed", .int(summary.fileBytes)), ("uncompressed", .int(summary.jsonBytes))])),
             ("settings", .int(summary.settingsCount)),
             ("attachments", .int(summary.attachmentsCount)),
+            ("extensionFields", .counts(summary.extensionFields)),
             ("warnings", .array(summary.warnings.map { .string($0.message) })),
         ])
     }
@@ -77,8 +78,16 @@ enum ArchiveReport {
             let declared = summary.declaredCounts[table.key].map { ProgressLine.grouped(Int($0)) } ?? "-"
             return [table.key, ProgressLine.grouped(found), declared]
         }
+        let extensions = ExtensionTable.allCases.compactMap { table -> [String]? in
+            guard let found = summary.rowsFound[table.rawValue] else { return nil }
+            return [table.rawValue, ProgressLine.grouped(found), summary.declaredCounts[table.rawValue].map { ProgressLine.grouped(Int($0)) } ?? "-"]
+        }
         let documents = documentTables(summary).sorted { $0.key < $1.key }.map { [$0.key, ProgressLine.grouped($0.value), "-"] }
-        text += Formatting.columns(["table", "rows", "declared"], rows + documents, numeric: [1, 2])
+        text += Formatting.columns(["table", "rows", "declared"], rows + extensions + documents, numeric: [1, 2])
+        if !summary.extensionFields.isEmpty {
+            text += "\n\n  extension fields kept (the app does not archive them):"
+            for (field, count) in summary.extensionFields.sorted(by: { $0.key < $1.key }) { text += "\n    \(field): \(count) row\(count == 1 ? "" : "s")" }
+        }
         if !summary.hasDocuments { text += "\n  (no workout documents in this archive)" }
         return text
     }

@@ -188,6 +188,7 @@ public enum ArchiveVerifier {
     static func tableDifferences(_ database: SQLiteDatabase, other: String) throws -> [String: StoreDifference] {
         var result: [String: StoreDifference] = [:]
         var tables = ArchiveTable.all.map { ($0.key, $0.uniqueKey, $0.fields.map(\.name)) }
+        for table in ExtensionTable.allCases { tables.append((table.rawValue, table.uniqueKey, [table.uniqueKey, "row"])) }
         tables.append(("settings", "key", ["key", "value"]))
         tables.append(("attachments", "file", ["file", "contents"]))
         for (name, key, columns) in tables {

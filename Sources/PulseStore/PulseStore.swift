@@ -83,13 +83,23 @@ public final class PulseStore {
         return counts
     }
 
+    /// Rows of the extension tables that hold any.
+    public func extensionCounts() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for table in ExtensionTable.allCases {
+            let count = Int(try database.integer("SELECT count(*) FROM \(StoreSchema.quoted(table.rawValue))"))
+            if count > 0 { counts[table.rawValue] = count }
+        }
+        return counts
+    }
+
     public func settingsCount() throws -> Int { Int(try database.integer(#"SELECT count(*) FROM "settings""#)) }
     public func attachmentsCount() throws -> Int { Int(try database.integer(#"SELECT count(*) FROM "attachments""#)) }
 
     /// True when no table holds a row, there are no settings or attachments, and the
     /// document tree holds no document.
     public func isEmpty() throws -> Bool {
-        for name in ArchiveTable.all.map(\.key) + ["settings", "attachments"] {
+        for name in ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue) + ["settings", "attachments"] {
             if try database.integer("SELECT EXISTS (SELECT 1 FROM \(StoreSchema.quoted(name)))") != 0 { return false }
         }
         return try DocumentTree(scanning: directory).documents.isEmpty
@@ -129,6 +139,17 @@ struct StoreContent: ArchiveContent {
 
     func forEachDocumentFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {
         try documents?.forEachFile(body)
+    }
+
+    func extensionRowCount(_ table: ExtensionTable) throws -> Int {
+        Int(try database.integer("SELECT count(*) FROM \(schema).\(StoreSchema.quoted(table.rawValue))"))
+    }
+
+    func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {
+        let statement = try database.prepare(#"SELECT "row" FROM \#(schema)."\#(table.rawValue)" ORDER BY rowid"#)
+        while try statement.step() {
+            try body(try JSONNode.parse(Array(statement.text(at: 0).utf8)))
+        }
     }
 
     func rowCount(of table: ArchiveTable) throws -> Int {

@@ -102,6 +102,14 @@ struct StagingVisitor: ArchiveVisitor {
         try writer.setSetting(key, value)
     }
 
+    mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {
+        do {
+            try writer.addExtensionRow(row, to: table)
+        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
+            throw ArchiveError(.duplicateKey, "this file contains duplicate \(table.rawValue) entries: \(table.rawValue)[\(index)] repeats \(table.uniqueKey) \(table.key(of: row)?.debugDescription ?? "")", table: table.rawValue)
+        }
+    }
+
     mutating func visitAttachment(name: String, contents: [UInt8]) throws {
         try writer.addAttachment(name, contents)
     }

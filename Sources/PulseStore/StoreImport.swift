@@ -165,7 +165,7 @@ extension PulseStore {
     }
 
     func allCounts() throws -> [String: Int] {
-        try rowCounts().merging(documentCounts()) { a, _ in a }
+        try rowCounts().merging(documentCounts()) { a, _ in a }.merging(extensionCounts()) { a, _ in a }
     }
 
     /// Saves the store as it is into `backups/` before a replace.
@@ -191,6 +191,10 @@ extension PulseStore {
             var inserted: [String: Int] = [:]
             for table in ArchiveTable.all {
                 inserted[table.key] = try copy(StoreSchema.quoted(table.key), columns: StoreSchema.columnList(table), mode: mode)
+            }
+            for table in ExtensionTable.allCases {
+                let copied = try copy(StoreSchema.quoted(table.rawValue), columns: "\(StoreSchema.quoted(table.uniqueKey)), \"row\"", mode: mode)
+                if copied > 0 { inserted[table.rawValue] = copied }
             }
             _ = try copy(#""settings""#, columns: #""key", "value""#, mode: mode)
             _ = try copy(#""attachments""#, columns: #""file", "contents""#, mode: mode)

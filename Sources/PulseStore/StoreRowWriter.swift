@@ -6,6 +6,7 @@ public final class StoreRowWriter {
     private var inserts: [String: SQLiteStatement] = [:]
     private let insertSetting: SQLiteStatement
     private let insertAttachment: SQLiteStatement
+    private var insertExtension: [ExtensionTable: SQLiteStatement] = [:]
     /// Rows added per table key.
     public private(set) var rowsAdded: [String: Int] = [:]
 
@@ -15,6 +16,20 @@ public final class StoreRowWriter {
         }
         insertSetting = try database.prepare(#"INSERT INTO "settings" ("key", "value") VALUES (?, ?)"#)
         insertAttachment = try database.prepare(#"INSERT INTO "attachments" ("file", "contents") VALUES (?, ?)"#)
+        for table in ExtensionTable.allCases {
+            insertExtension[table] = try database.prepare(#"INSERT INTO "\#(table.rawValue)" ("\#(table.uniqueKey)", "row") VALUES (?, ?)"#)
+        }
+    }
+
+    /// - Throws: `SQLiteStatement.StepError` for a repeated unique value.
+    public func addExtensionRow(_ row: JSONNode, to table: ExtensionTable) throws {
+        let insert = insertExtension[table]!
+        do {
+            try insert.run([.string(table.key(of: row) ?? ""), .string(row.compactText)])
+        } catch {
+            insert.reset()
+            throw error
+        }
     }
 
     /// - Throws: `SQLiteStatement.StepError` (unique violations included) or `StoreError`.

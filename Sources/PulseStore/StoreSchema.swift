@@ -85,6 +85,14 @@ struct StoreMigration {
             name: "createDocumentSwaps",
             sql: [#"CREATE TABLE "documentSwaps" ("staging" TEXT NOT NULL PRIMARY KEY)"#]
         ),
+        // The Android port's meals and food products: their fields are the port's, carried
+        // whole as a JSON object per row, keyed by the row's unique value.
+        StoreMigration(
+            name: "createExtensionTables",
+            sql: ExtensionTable.allCases.map { table in
+                #"CREATE TABLE "\#(table.rawValue)" ("\#(table.uniqueKey)" TEXT NOT NULL UNIQUE, "row" TEXT NOT NULL)"#
+            }
+        ),
     ]
 
     /// Brings `database` up to date, each step in its own transaction.

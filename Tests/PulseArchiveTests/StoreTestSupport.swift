@@ -9,9 +9,16 @@ struct StoreSnapshot: Equatable {
     var rows: [String: [ArchiveRow]] = [:]
     var settings: [String: String] = [:]
     var attachments: [String: [UInt8]] = [:]
+    /// Extension-table rows, as compact JSON text.
+    var extensions: [String: Set<String>] = [:]
 
     init(store directory: String) throws {
         let store = try PulseStore.open(directory, create: false)
+        for table in ExtensionTable.allCases {
+            var rows = Set<String>()
+            try StoreContent(database: store.database, schema: "main").forEachExtensionRow(table) { rows.insert($0.compactText) }
+            extensions[table.rawValue] = rows
+        }
         for table in ArchiveTable.all {
             var rows: [ArchiveRow] = []
             try store.forEachRow(of: table) { rows.append($0) }
@@ -25,6 +32,7 @@ struct StoreSnapshot: Equatable {
         var visitor = CollectingVisitor()
         try ArchiveReader(path: path).read(into: &visitor)
         rows = visitor.rows
+        for table in ExtensionTable.allCases { extensions[table.rawValue] = Set(visitor.extensions[table.rawValue] ?? []) }
         for table in ArchiveTable.all where rows[table.key] == nil { rows[table.key] = [] }
         settings = visitor.settings
         attachments = visitor.attachments
@@ -32,7 +40,7 @@ struct StoreSnapshot: Equatable {
 
     /// The same rows regardless of order.
     func sameContent(as other: StoreSnapshot) -> Bool {
-        guard settings == other.settings, attachments == other.attachments else { return false }
+        guard settings == other.settings, attachments == other.attachments, extensions == other.extensions else { return false }
         return ArchiveTable.all.allSatisfy { table in
             Set(rows[table.key] ?? []) == Set(other.rows[table.key] ?? []) && (rows[table.key] ?? []).count == (other.rows[table.key] ?? []).count
         }

@@ -206,7 +206,7 @@ struct StoreTests {
         let tables = try database.prepare(#"SELECT "name" FROM sqlite_master WHERE type = 'table' ORDER BY "name""#)
         var names = Set<String>()
         while try tables.step() { names.insert(tables.text(at: 0)) }
-        #expect(names == Set(ArchiveTable.all.map(\.key) + ["settings", "attachments", "schemaMigrations", "documentSwaps"]))
+        #expect(names == Set(ArchiveTable.all.map(\.key) + ["settings", "attachments", "schemaMigrations", "documentSwaps", "mealEntries", "foodProducts"]))
         for table in ArchiveTable.all {
             let columns = try database.prepare("SELECT name, \"notnull\" FROM pragma_table_info(?)")
             try columns.bind([.string(table.key)])

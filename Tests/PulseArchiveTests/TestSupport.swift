@@ -36,6 +36,7 @@ enum Repository {
     }()
     static let sampleFormat1 = root + "/Archives/sample-format1.json"
     static let sampleFormat2 = root + "/Archives/sample-format2.json.gz"
+    static let sampleAndroid = root + "/Archives/sample-android.json"
 }
 
 /// Runs the built `pulse-archive` binary, as a user would.
@@ -113,6 +114,11 @@ struct CollectingVisitor: ArchiveVisitor {
     var rows: [String: [ArchiveRow]] = [:]
     var settings: [String: String] = [:]
     var attachments: [String: [UInt8]] = [:]
+    var extensions: [String: [String]] = [:]
+
+    mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {
+        extensions[table.rawValue, default: []].append(row.compactText)
+    }
 
     mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {
         rows[table.key, default: []].append(row)
