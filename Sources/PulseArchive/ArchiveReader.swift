@@ -9,6 +9,8 @@ import Foundation
 /// as such, not as whatever of its content this version fails to understand.
 public struct ArchiveReader {
     public let path: String
+    /// The archive's bytes when it is read from memory (`init(bytes:)`), else nil.
+    private let bytes: [UInt8]?
     public var limits: ArchiveLimits
     /// Called every few thousand rows, for a progress display.
     public var progress: ((ReadProgress) -> Void)?
@@ -20,8 +22,17 @@ public struct ArchiveReader {
 
     public init(path: String, limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) {
         self.path = path
+        self.bytes = nil
         self.limits = limits
         self.progress = progress
+    }
+
+    /// Reads an archive held in memory (tests, fuzzing); messages call it `name`.
+    public init(bytes: [UInt8], name: String = "<memory>", limits: ArchiveLimits = .standard) {
+        self.path = name
+        self.bytes = bytes
+        self.limits = limits
+        self.progress = nil
     }
 
     /// Reads and checks the whole archive, streaming its content to `visitor`.
@@ -86,23 +97,36 @@ public struct ArchiveReader {
     }
 
     private func open() throws -> EnvelopeParser {
-        let file = try SystemFile.openForReading(path)
-        let kind = try ArchiveSniffer.sniff(file)
-        try file.rewind()
+        let raw: ByteSource
+        let kind: ArchiveSniffer.Kind
+        let size: Int64
+        if let bytes {
+            kind = try ArchiveSniffer.sniff(Array(bytes.prefix(4096)), name: path)
+            raw = MemorySource(bytes)
+            size = Int64(bytes.count)
+        } else {
+            let file = try SystemFile.openForReading(path)
+            var head = [UInt8](repeating: 0, count: 4096)
+            let n = try head.withUnsafeMutableBytes { try file.read(into: $0) }
+            kind = try ArchiveSniffer.sniff(Array(head[0..<n]), name: path)
+            try file.rewind()
+            raw = file
+            size = file.size()
+        }
         let content: ByteSource
         var gzip: GzipReader?
         switch kind {
         case .gzip:
-            gzip = try GzipReader(file: file)
+            gzip = try GzipReader(source: raw, name: path)
             content = gzip!
         case .plainJSON:
-            content = file
+            content = raw
         }
-        let counted = CountingSource(content, limit: limits.maxUncompressedBytes)
+        let counted = CountingSource(content, limits: limits, compressed: gzip.map { reader in { reader.compressedBytes } })
         let scanner = JSONScanner(source: counted, limits: limits)
         var summary = ArchiveSummary()
         summary.isCompressed = kind == .gzip
-        summary.fileBytes = file.size()
+        summary.fileBytes = size
         var parser = EnvelopeParser(scanner: scanner, counted: counted, summary: summary, problems: ProblemSink(collects: collectsProblems))
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
@@ -137,16 +161,16 @@ public struct ReadProgress: Sendable {
 enum ArchiveSniffer {
     enum Kind { case gzip, plainJSON }
 
-    static func sniff(_ file: SystemFile) throws -> Kind {
-        var head = [UInt8](repeating: 0, count: 4096)
-        let n = try head.withUnsafeMutableBytes { try file.read(into: $0) }
-        guard n > 0 else { throw ArchiveError.notAnArchive("the file \(file.path) is empty") }
+    /// - Parameter head: the first bytes of the file (up to 4 KiB).
+    static func sniff(_ head: [UInt8], name: String) throws -> Kind {
+        let n = head.count
+        guard n > 0 else { throw ArchiveError.notAnArchive("the file \(name) is empty") }
         if n >= 2, head[0] == 0x1F, head[1] == 0x8B { return .gzip }
         var i = 0
         if n >= 3, head[0] == 0xEF, head[1] == 0xBB, head[2] == 0xBF { i = 3 }
         while i < n, [0x20, 0x0A, 0x0D, 0x09].contains(head[i]) { i += 1 }
         if i < n, head[i] == 0x7B { return .plainJSON }
-        throw ArchiveError.notAnArchive("\(file.path) is neither gzip nor a JSON object")
+        throw ArchiveError.notAnArchive("\(name) is neither gzip nor a JSON object")
     }
 }
 

@@ -32,21 +32,30 @@ public final class FileSink: ByteSink {
 /// file cannot make a reader work forever.
 final class CountingSource: ByteSource {
     private let base: ByteSource
-    private let limit: Int64
+    private let limits: ArchiveLimits
+    /// Compressed bytes read so far, for the inflate ratio; nil for a plain file.
+    private let compressed: (() -> Int64)?
     private(set) var count: Int64 = 0
 
-    init(_ base: ByteSource, limit: Int64) {
+    init(_ base: ByteSource, limits: ArchiveLimits, compressed: (() -> Int64)?) {
         self.base = base
-        self.limit = limit
+        self.limits = limits
+        self.compressed = compressed
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let n = try base.read(into: buffer)
         count += Int64(n)
-        if count > limit {
+        if count > limits.maxUncompressedBytes {
             throw ArchiveError(
                 .limitExceeded,
-                "the archive's content passes the maximum uncompressed size of \(limit) bytes (ArchiveLimits.maxUncompressedBytes)"
+                "the archive's content passes the maximum uncompressed size of \(limits.maxUncompressedBytes) bytes; raise it with --max-size if the archive is genuine"
+            )
+        }
+        if let compressed, count > limits.inflateRatioGrace, Double(count) > limits.maxInflateRatio * Double(max(1, compressed())) {
+            throw ArchiveError(
+                .limitExceeded,
+                "the archive inflates more than \(Int(limits.maxInflateRatio)) times its compressed size, like a decompression bomb; raise the limit with --max-inflate-ratio if it is genuine"
             )
         }
         return n

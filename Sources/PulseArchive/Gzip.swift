@@ -7,15 +7,23 @@ import CZlib
 /// reads as sound.
 public final class GzipReader: ByteSource {
     private var stream = z_stream()
-    private let file: SystemFile
+    private let source: ByteSource
+    /// The file's name, for messages.
+    private let name: String
     private let input: UnsafeMutableRawBufferPointer
     private var inputEnded = false
     private var finished = false
     /// Compressed bytes read from the file so far.
     public private(set) var compressedBytes: Int64 = 0
 
-    public init(file: SystemFile, bufferSize: Int = 256 * 1024) throws {
-        self.file = file
+    public convenience init(file: SystemFile, bufferSize: Int = 256 * 1024) throws {
+        try self.init(source: file, name: file.path, bufferSize: bufferSize)
+    }
+
+    /// - Parameter name: how messages call the input.
+    public init(source: ByteSource, name: String, bufferSize: Int = 256 * 1024) throws {
+        self.source = source
+        self.name = name
         self.input = .allocate(byteCount: bufferSize, alignment: 16)
         // 15 window bits + 16: expect a gzip wrapper, nothing else.
         let status = inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
@@ -46,14 +54,14 @@ public final class GzipReader: ByteSource {
                 continue
             case Z_BUF_ERROR:
                 if stream.avail_in == 0 && inputEnded {
-                    throw ArchiveError(.damagedCompression, "the gzip stream of \(file.path) ends early: the file was cut short")
+                    throw ArchiveError(.damagedCompression, "the gzip stream of \(name) ends early: the file was cut short")
                 }
             case Z_DATA_ERROR, Z_NEED_DICT:
-                throw ArchiveError(.damagedCompression, "the gzip stream of \(file.path) is damaged (\(zlibMessage)) near compressed byte \(position)")
+                throw ArchiveError(.damagedCompression, "the gzip stream of \(name) is damaged (\(zlibMessage)) near compressed byte \(position)")
             case Z_MEM_ERROR:
-                throw ArchiveError(.io, "out of memory while decompressing \(file.path)")
+                throw ArchiveError(.io, "out of memory while decompressing \(name)")
             default:
-                throw ArchiveError(.damagedCompression, "the gzip stream of \(file.path) cannot be decoded (zlib status \(status))")
+                throw ArchiveError(.damagedCompression, "the gzip stream of \(name) cannot be decoded (zlib status \(status))")
             }
         }
         return buffer.count - Int(stream.avail_out)
@@ -66,7 +74,7 @@ public final class GzipReader: ByteSource {
     private var position: Int64 { compressedBytes - Int64(stream.avail_in) }
 
     private func refill() throws {
-        let n = try file.read(into: input)
+        let n = try source.read(into: input)
         compressedBytes += Int64(n)
         if n == 0 { inputEnded = true }
         stream.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
@@ -76,14 +84,14 @@ public final class GzipReader: ByteSource {
     private func requireNothingAfterStream() throws {
         var trailing = Int64(stream.avail_in)
         if trailing == 0 && !inputEnded {
-            let n = try file.read(into: input)
+            let n = try source.read(into: input)
             compressedBytes += Int64(n)
             trailing = Int64(n)
         }
         if trailing > 0 {
             throw ArchiveError(
                 .damagedCompression,
-                "\(file.path) has unexpected bytes after the end of its gzip stream (at byte \(compressedBytes - trailing)): the file was damaged or appended to"
+                "\(name) has unexpected bytes after the end of its gzip stream (at byte \(compressedBytes - trailing)): the file was damaged or appended to"
             )
         }
     }

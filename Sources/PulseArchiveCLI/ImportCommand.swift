@@ -16,7 +16,7 @@ struct ImportCommand: Subcommand {
             .flag("--no-backfill", help: "Do not recompute readiness after the import."),
             .value("--as-of", valueName: "yyyy-mm-dd", help: "The last day of the readiness backfill (default: the newest day with data)."),
             .value("--timezone", valueName: "tz", help: "The zone of day boundaries (default: $TZ or the system's)."),
-            .json, .quiet,
+            .json, .quiet, .maxSize, .maxInflateRatio,
         ],
         exclusive: [("--replace", "--merge")]
     )
@@ -25,6 +25,7 @@ struct ImportCommand: Subcommand {
     let store: String
     let mode: ImportMode?
     let backfill: BackfillRequest?
+    let limits: ArchiveLimits
     let json: Bool
     let quiet: Bool
     let console: Console
@@ -36,6 +37,7 @@ struct ImportCommand: Subcommand {
         let asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
         let zone = try ArgumentValues.timeZone(arguments.value("--timezone"))
         backfill = arguments.flag("--no-backfill") ? nil : BackfillRequest(days: 90, asOf: asOf, timeZone: zone)
+        limits = try ArgumentValues.limits(arguments)
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
         self.console = console
@@ -46,7 +48,7 @@ struct ImportCommand: Subcommand {
         defer { progress.finish() }
         let result = try PulseStore.importArchive(file, storeDirectory: store, options: ImportOptions(
             mode: mode, appVersion: "pulse-archive \(PulseArchiveCommand.version)", now: ArgumentValues.nowMillis(),
-            backfill: backfill, progress: { progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes) }))
+            limits: limits, backfill: backfill, progress: { progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes) }))
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }
         if let backup = result.safetyBackupPath {

@@ -8,16 +8,18 @@ struct InspectCommand: Subcommand {
         abstract: "Check an archive and show what it holds.",
         discussion: "Reads and validates the whole archive exactly as import would, without a store. A file import would refuse is refused here too, with the same message and exit code 1.",
         arguments: [.init(name: "file", help: "The archive: plain JSON or gzip, iOS or tool-written.")],
-        options: [.json, .quiet]
+        options: [.json, .quiet, .maxSize, .maxInflateRatio]
     )
 
     let file: String
     let json: Bool
     let quiet: Bool
+    let limits: ArchiveLimits
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
         file = arguments.positionals[0]
+        limits = try ArgumentValues.limits(arguments)
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
         self.console = console
@@ -25,7 +27,7 @@ struct InspectCommand: Subcommand {
 
     func run() throws -> Int32 {
         let progress = ProgressLine("Reading", console: console, quiet: quiet)
-        let reader = ArchiveReader(path: file) { progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes) }
+        let reader = ArchiveReader(path: file, limits: limits) { progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes) }
         defer { progress.finish() }
         let summary = try ArchiveValidation.validate(reader)
         progress.finish()

@@ -101,6 +101,10 @@ extension CommandSpec.Option {
         help: "The store directory (default: $PULSE_STORE, else ./pulse-store).")
     static let json = CommandSpec.Option.flag("--json", help: "Print one JSON object on stdout instead of text.")
     static let quiet = CommandSpec.Option.flag("--quiet", "-q", help: "Show no progress line.")
+    static let maxSize = CommandSpec.Option.value("--max-size", valueName: "bytes",
+        help: "Refuse an archive whose JSON is larger than this (default: 64 GiB).")
+    static let maxInflateRatio = CommandSpec.Option.value("--max-inflate-ratio", valueName: "n",
+        help: "Refuse a gzip archive that inflates more than n times its size (default: 200).")
 }
 
 /// Checks of argument values shared by the commands.
@@ -133,6 +137,18 @@ enum ArgumentValues {
             throw UsageError(message: "The value '\(text)' is invalid for '\(option)': expected a date as YYYY-MM-DD")
         }
         return DateComponents(year: year, month: month, day: day)
+    }
+
+    /// The reader's limits, with `--max-size` and `--max-inflate-ratio` applied.
+    static func limits(_ arguments: ParsedArguments) throws -> ArchiveLimits {
+        var limits = ArchiveLimits.standard
+        if let size = try integer(arguments.value("--max-size"), option: "--max-size", range: 1...Int.max) {
+            limits.maxUncompressedBytes = Int64(size)
+        }
+        if let ratio = try integer(arguments.value("--max-inflate-ratio"), option: "--max-inflate-ratio", range: 1...1_000_000) {
+            limits.maxInflateRatio = Double(ratio)
+        }
+        return limits
     }
 
     /// Now, in milliseconds since 1970.

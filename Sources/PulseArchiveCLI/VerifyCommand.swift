@@ -12,7 +12,7 @@ struct VerifyCommand: Subcommand {
         options: [
             .value("--store", valueName: "dir", help: "Also compare the archive with this store, table by table and document by document."),
             .value("--timezone", valueName: "tz", help: "The zone of day boundaries for the readiness checks (default: $TZ or the system's)."),
-            .json, .quiet,
+            .json, .quiet, .maxSize, .maxInflateRatio,
         ]
     )
 
@@ -21,10 +21,12 @@ struct VerifyCommand: Subcommand {
     let zone: TimeZone
     let json: Bool
     let quiet: Bool
+    let limits: ArchiveLimits
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
         file = arguments.positionals[0]
+        limits = try ArgumentValues.limits(arguments)
         store = arguments.value("--store")
         zone = try ArgumentValues.timeZone(arguments.value("--timezone"))
         json = arguments.flag("--json")
@@ -35,7 +37,7 @@ struct VerifyCommand: Subcommand {
     func run() throws -> Int32 {
         let progress = ProgressLine("Verifying", console: console, quiet: quiet)
         defer { progress.finish() }
-        let report = try ArchiveVerifier.verify(file, store: store, timeZone: zone) {
+        let report = try ArchiveVerifier.verify(file, store: store, timeZone: zone, limits: limits) {
             progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes)
         }
         progress.finish()
