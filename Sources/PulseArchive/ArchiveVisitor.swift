@@ -106,8 +106,10 @@ public struct ArchiveSummary: Sendable, Equatable {
     /// since a strict read throws the first.
     public var problems: [ArchiveError] = []
 
-    /// Tables whose declared count differs from the rows found, with both numbers.
+    /// Tables whose declared count differs from the rows found, with both numbers. None for
+    /// the Android port, whose counts name SQL tables and are ignored.
     public var countMismatches: [(table: String, declared: Int64?, found: Int)] {
+        guard dialect == .ios else { return [] }
         var result: [(String, Int64?, Int)] = []
         for key in ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue) {
             let found = rowsFound[key]

@@ -26,6 +26,11 @@ public final class FileSink: ByteSink {
     }
 
     public func finish() throws {}
+
+    /// Rewrites bytes already written (a header field known only at the end).
+    public func patch(_ bytes: [UInt8], at offset: Int64) throws {
+        try file.write(bytes, at: offset)
+    }
 }
 
 /// Counts what passes through and stops a source that grows past a limit, so a hostile

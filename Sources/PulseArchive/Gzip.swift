@@ -15,6 +15,10 @@ public final class GzipReader: ByteSource {
     private var finished = false
     /// Compressed bytes read from the file so far.
     public private(set) var compressedBytes: Int64 = 0
+    /// The stream checksum our header carries (see `GzipWriter`), once the header is parsed.
+    private var expectedStreamCRC: UInt32?
+    private var headerLength: Int64?
+    private var streamCRC: uLong = crc32(0, nil, 0)
 
     public convenience init(file: SystemFile, bufferSize: Int = 256 * 1024) throws {
         try self.init(source: file, name: file.path, bufferSize: bufferSize)
@@ -75,6 +79,14 @@ public final class GzipReader: ByteSource {
 
     private func refill() throws {
         let n = try source.read(into: input)
+        if compressedBytes == 0 { parseHeader(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(input)[0..<n])) }
+        if let headerLength {
+            // The checksum covers every byte after the header: the deflate data and the trailer.
+            let skip = Int(max(0, headerLength - compressedBytes))
+            if n > skip {
+                streamCRC = crc32(streamCRC, input.baseAddress!.assumingMemoryBound(to: Bytef.self) + skip, uInt(n - skip))
+            }
+        }
         compressedBytes += Int64(n)
         if n == 0 { inputEnded = true }
         stream.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
@@ -94,18 +106,62 @@ public final class GzipReader: ByteSource {
                 "\(name) has unexpected bytes after the end of its gzip stream (at byte \(compressedBytes - trailing)): the file was damaged or appended to"
             )
         }
+        if let expectedStreamCRC, UInt32(truncatingIfNeeded: streamCRC) != expectedStreamCRC {
+            throw ArchiveError(.damagedCompression, "the compressed data of \(name) does not match its checksum: the file was damaged")
+        }
+    }
+
+    /// Finds our stream checksum in the header's extra field (subfield `PA`, 4 bytes) and where
+    /// the header ends. Files without it (written by other tools) get zlib's checks alone.
+    private func parseHeader(_ head: UnsafeRawBufferPointer) {
+        guard head.count >= 10, head[0] == 0x1F, head[1] == 0x8B else { return }
+        let flags = head[3]
+        var offset = 10
+        var checksum: UInt32?
+        if flags & 0x04 != 0 {
+            guard head.count >= 12 else { return }
+            let extraLength = Int(head[10]) | Int(head[11]) << 8
+            offset = 12 + extraLength
+            guard head.count >= offset else { return }
+            var field = 12
+            while field + 4 <= offset {
+                let length = Int(head[field + 2]) | Int(head[field + 3]) << 8
+                if head[field] == 0x50, head[field + 1] == 0x41, length == 4, field + 8 <= offset {
+                    checksum = (0..<4).reduce(UInt32(0)) { $0 | UInt32(head[field + 4 + $1]) << (8 * UInt32($1)) }
+                }
+                field += 4 + length
+            }
+        }
+        for flag: UInt8 in [0x08, 0x10] where flags & flag != 0 {  // FNAME, FCOMMENT: zero-terminated
+            while offset < head.count, head[offset] != 0 { offset += 1 }
+            offset += 1
+        }
+        if flags & 0x02 != 0 { offset += 2 }  // FHCRC
+        guard offset <= head.count, let checksum else { return }
+        headerLength = Int64(offset)
+        expectedStreamCRC = checksum
     }
 }
 
 /// Compresses what it is given into one gzip member and writes it to a sink.
 ///
-/// The header carries a header CRC (FHCRC) and no timestamp, so every byte of the file is
-/// covered by a checksum and two exports of the same data are identical.
+/// Every byte of the file is covered by a checksum: zlib's CRC-32 and length cover the content;
+/// deflate has bits that do not change the content (padding, unused code lengths), so the header
+/// also carries a CRC-32 of everything after it (extra subfield `PA`, ignored by other gzip
+/// readers), patched in when the stream is complete, and a header CRC (FHCRC) over it all.
+/// No timestamp: two exports of the same data are identical.
 public final class GzipWriter: ByteSink {
     private var stream = z_stream()
     private var header = gz_header()
     private let output: ByteSink
     private let buffer: UnsafeMutableRawBufferPointer
+    private let extra: UnsafeMutablePointer<Bytef>
+    /// Where the header ends and the checked stream begins: 10 fixed bytes, XLEN, the 8-byte
+    /// extra field, the header CRC.
+    private static let headerLength = 22
+    private var produced = 0
+    private var headerBytes: [UInt8] = []
+    private var streamCRC: uLong = crc32(0, nil, 0)
     /// Uncompressed bytes accepted so far.
     public private(set) var uncompressedBytes: Int64 = 0
 
@@ -119,6 +175,11 @@ public final class GzipWriter: ByteSink {
             buffer.deallocate()
             throw ArchiveError(.io, "cannot start the gzip encoder (zlib status \(status))")
         }
+        extra = .allocate(capacity: 8)
+        // Subfield "PA", 4 bytes: the stream checksum, zero until `finish` patches it in.
+        for (i, byte) in [0x50, 0x41, 4, 0, 0, 0, 0, 0].enumerated() { extra[i] = Bytef(byte) }
+        header.extra = extra
+        header.extra_len = 8
         header.hcrc = 1
         header.os = 255  // unknown: the file is the same whoever wrote it
         deflateSetHeader(&stream, &header)
@@ -127,6 +188,7 @@ public final class GzipWriter: ByteSink {
     deinit {
         deflateEnd(&stream)
         buffer.deallocate()
+        extra.deallocate()
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
@@ -143,6 +205,13 @@ public final class GzipWriter: ByteSink {
         stream.next_in = nil
         stream.avail_in = 0
         while try deflateStep(flush: Z_FINISH) != Z_STREAM_END {}
+        if let file = output as? FileSink, headerBytes.count >= Self.headerLength {
+            var patched = Array(headerBytes[0..<20])
+            let checksum = UInt32(truncatingIfNeeded: streamCRC)
+            for i in 0..<4 { patched[16 + i] = UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(i))) }
+            let headerCRC = UInt32(truncatingIfNeeded: patched.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) })
+            try file.patch(Array(patched[16..<20]) + [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8 & 0xFF)], at: 16)
+        }
         try output.finish()
     }
 
@@ -154,9 +223,16 @@ public final class GzipWriter: ByteSink {
         guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
             throw ArchiveError(.io, "gzip compression failed (zlib status \(status))")
         }
-        let produced = buffer.count - Int(stream.avail_out)
-        if produced > 0 {
-            try output.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<produced]))
+        let count = buffer.count - Int(stream.avail_out)
+        if count > 0 {
+            let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count])
+            if headerBytes.count < Self.headerLength { headerBytes += bytes.prefix(Self.headerLength - headerBytes.count) }
+            let skip = max(0, Self.headerLength - produced)
+            if count > skip {
+                streamCRC = crc32(streamCRC, bytes.baseAddress!.assumingMemoryBound(to: Bytef.self) + skip, uInt(count - skip))
+            }
+            produced += count
+            try output.write(bytes)
         }
         return status
     }

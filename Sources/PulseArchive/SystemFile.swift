@@ -65,6 +65,12 @@ public final class SystemFile {
         }
     }
 
+    /// Writes `bytes` at `offset`, leaving the file position alone.
+    public func write(_ bytes: [UInt8], at offset: Int64) throws {
+        let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        guard n == bytes.count else { throw ArchiveError(.io, "cannot write \(path): \(errnoText())") }
+    }
+
     /// Flushes the file's data to stable storage.
     public func sync() throws {
         guard fsync(fd) == 0 else { throw ArchiveError(.io, "cannot flush \(path) to disk: \(errnoText())") }
