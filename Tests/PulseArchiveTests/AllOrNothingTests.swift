@@ -49,51 +49,80 @@ struct AllOrNothingTests {
         return process.terminationReason == .uncaughtSignal
     }
 
-    @Test("import killed with SIGKILL part way: the store opens and holds exactly the old rows")
+    /// How long `arguments` takes when left alone.
+    private func duration(_ arguments: [String]) throws -> Double {
+        let start = Date()
+        let result = try CLI.run(arguments)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        return Date().timeIntervalSince(start)
+    }
+
+    /// Tables and document tree of a store, after the next locked command finished any swap a
+    /// kill interrupted.
+    private func content(of store: String) throws -> (StoreSnapshot, [String: Data]) {
+        try PulseStore.withExclusiveAccess(store, create: false) { _ in }
+        return (try StoreSnapshot(store: store), try TreeFixture(existing: store).files())
+    }
+
+    @Test("import killed with SIGKILL at 20 points through its work: the store holds exactly the old or the new content")
     func killedImport() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("big"), days: 45, seed: 9, rawPacketsPerDay: 300)
         _ = try StoreFixtures.export(dir.file("big"), to: dir.file("big.json.gz"))
+        let newContent = try content(of: dir.file("big"))
         let store = dir.file("s")
         try StoreFixtures.demoStore(store, days: 2)
-        let before = try StoreSnapshot(store: store)
-        var killed = 0
-        for delay in [0.05, 0.2, 0.4, 0.7, 1.0, 1.5] {
-            if try killPartWay(["import", dir.file("big.json.gz"), "--store", store, "--replace", "--no-backfill"], after: delay) {
-                killed += 1
-                let after = try StoreSnapshot(store: store)
-                #expect(after == before, "store changed by an import killed after \(delay) s")
+        let oldContent = try content(of: store)
+        let arguments = ["import", dir.file("big.json.gz"), "--store", store, "--replace", "--no-backfill"]
+        try FileManager.default.copyItem(atPath: store, toPath: dir.file("calibration"))
+        let total = try duration(["import", dir.file("big.json.gz"), "--store", dir.file("calibration"), "--replace", "--no-backfill"])
+        var killed = 0, old = 0, new = 0
+        for point in 1...20 {
+            let wasKilled = try killPartWay(arguments, after: total * Double(point) / 21)
+            if wasKilled { killed += 1 }
+            let (tables, tree) = try content(of: store)
+            if tables == oldContent.0 && tree == oldContent.1 {
+                old += 1
+            } else if tables.sameContent(as: newContent.0) && tree == newContent.1 {
+                new += 1
+                // Back to the old content for the next point.
+                #expect(try CLI.run(["import", try latestBackup(store), "--store", store, "--replace", "--no-backfill"]).exitCode == 0)
             } else {
-                // It finished before the signal: the store must then hold the new content whole.
-                #expect(try StoreSnapshot(store: store).sameContent(as: StoreSnapshot(archive: dir.file("big.json.gz"))))
-                break
+                Issue.record("after a kill at point \(point) the store holds neither the old nor the new content")
             }
         }
-        #expect(killed >= 3, "too few imports were killed part way (\(killed))")
-        // The next import cleans up after the killed ones and succeeds.
-        let result = try CLI.run(["import", dir.file("big.json.gz"), "--store", store, "--replace"])
-        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(killed >= 15, "only \(killed) of 20 imports were killed part way")
+        #expect(old + new == 20 && old > 0)
+        // The next import removes what the killed ones left, and succeeds.
+        #expect(try CLI.run(arguments).exitCode == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".staging") })
     }
 
-    @Test("export killed with SIGKILL part way leaves no file at the target")
+    /// The newest safety backup of a store.
+    private func latestBackup(_ store: String) throws -> String {
+        let names = try FileManager.default.contentsOfDirectory(atPath: store + "/backups").sorted()
+        return store + "/backups/" + names.last!
+    }
+
+    @Test("export killed with SIGKILL at 20 points through its work leaves no file at the target")
     func killedExport() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("big"), days: 45, seed: 9, rawPacketsPerDay: 300)
+        let total = try duration(["export", "--store", dir.file("big"), "-o", dir.file("calibration.json.gz")])
         var killed = 0
-        for (i, delay) in [0.05, 0.2, 0.4, 0.7].enumerated() {
-            let target = dir.file("out\(i).json.gz")
-            if try killPartWay(["export", "--store", dir.file("big"), "-o", target], after: delay) {
+        for point in 1...20 {
+            let target = dir.file("out\(point).json.gz")
+            if try killPartWay(["export", "--store", dir.file("big"), "-o", target], after: total * Double(point) / 21) {
                 killed += 1
-                #expect(!FileManager.default.fileExists(atPath: target), "a partial archive was left at the target")
+                #expect(!FileManager.default.fileExists(atPath: target), "a partial archive was left at the target (point \(point))")
             } else {
                 #expect(try ArchiveReader(path: target).inspect().rowsFound["rawPackets"] == 45 * 300)
             }
         }
-        #expect(killed >= 2)
+        #expect(killed >= 15, "only \(killed) of 20 exports were killed part way")
         // A later export of the same target succeeds, and removes the dead export's partial file.
-        let result = try CLI.run(["export", "--store", dir.file("big"), "-o", dir.file("out0.json.gz")])
+        let result = try CLI.run(["export", "--store", dir.file("big"), "-o", dir.file("out1.json.gz")])
         #expect(result.exitCode == 0, "\(result.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".out0.json.gz.partial-") }.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".out1.json.gz.partial-") }.isEmpty)
     }
 }

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The benchmark (docs/performance.md): reference stores of 1 and 10 years of a ring with raw
+# packets; wall time and peak RSS (/usr/bin/time -v) of export, import (without and with the
+# readiness backfill), verify and readiness --backfill; the peers gzip -6 and a Python
+# standard-library importer on the same data; the ratios ours / peer.
+#
+#   scripts/bench.sh                 # 1 and 10 years
+#   YEARS="1" scripts/bench.sh       # 1 year only
+#
+# Measurements, not tests: CI does not run this. Reference stores are kept in .build/bench/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v /usr/bin/time >/dev/null || { echo "needs GNU time: apt-get install time" >&2; exit 1; }
+swift build -c release --product pulse-archive >/dev/null
+bin=$PWD/.build/release/pulse-archive
+work=${WORK:-$PWD/.build/bench}
+packets=${RAW_PACKETS_PER_DAY:-200}
+mkdir -p "$work"
+
+# Runs a command under /usr/bin/time -v; prints "seconds peak-MB".
+measure() {
+    local log="$work/time.log"
+    /usr/bin/time -v "$@" > /dev/null 2> "$log" || { cat "$log" >&2; exit 1; }
+    local wall rss
+    wall=$(grep "Elapsed (wall clock)" "$log" | awk '{print $NF}' | awk -F: '{ if (NF == 3) print $1 * 3600 + $2 * 60 + $3; else print $1 * 60 + $2 }')
+    rss=$(grep "Maximum resident set size" "$log" | awk '{printf "%.1f", $NF / 1024}')
+    echo "$wall $rss"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+row() { printf "  %-28s %9s s %9s MB   %s\n" "$1" "$2" "$3" "${4:-}"; }
+
+for years in ${YEARS:-1 10}; do
+    store="$work/ref-${years}y"
+    if [ ! -f "$store/pulse.sqlite" ]; then
+        echo "generating the ${years}-year reference store ($packets raw packets a day)…"
+        "$bin" demo --store "$store" --days $((365 * years)) --seed 7 --end 2026-03-15 --timezone UTC --raw-packets-per-day "$packets" >/dev/null
+    fi
+    archive="$work/ref-${years}y.json.gz"
+    rm -f "$archive" "$work/ref-${years}y.json" "$work/peer.json.gz"
+    echo
+    echo "${years}-year reference: $(sqlite3 "$store/pulse.sqlite" 'SELECT (SELECT count(*) FROM measurements) + (SELECT count(*) FROM rawPackets)') measurements and raw packets"
+
+    read -r export_s export_mb < <(measure "$bin" export --store "$store" -o "$archive" --quiet)
+    gzip -dc "$archive" > "$work/ref-${years}y.json"
+    read -r gzip_s gzip_mb < <(measure sh -c "gzip -6 -c '$work/ref-${years}y.json' > '$work/peer.json.gz'")
+    json_bytes=$(stat -c %s "$work/ref-${years}y.json")
+    ours_bytes=$(stat -c %s "$archive")
+    peer_bytes=$(stat -c %s "$work/peer.json.gz")
+
+    rm -rf "$work/import"
+    read -r import_s import_mb < <(measure "$bin" import "$archive" --store "$work/import" --no-backfill --quiet)
+    rm -rf "$work/import-backfill"
+    read -r backfill_import_s backfill_import_mb < <(measure "$bin" import "$archive" --store "$work/import-backfill" --as-of 2026-03-15 --timezone UTC --quiet)
+    rm -f "$work/peer.sqlite"
+    read -r python_s python_mb < <(measure python3 scripts/python_peer_import.py "$archive" "$work/peer.sqlite")
+    read -r verify_s verify_mb < <(measure "$bin" verify "$archive" --quiet)
+    sqlite3 "$work/import/pulse.sqlite" "DELETE FROM readinessDailies"
+    read -r readiness_s readiness_mb < <(measure "$bin" readiness --store "$work/import" --backfill --days 90 --as-of 2026-03-15 --timezone UTC)
+
+    echo "  JSON $((json_bytes / 1000000)) MB; archive $((ours_bytes / 1000000)) MB; gzip -6 $((peer_bytes / 1000000)) MB (ours/gzip size $(ratio "$ours_bytes" "$peer_bytes"))"
+    row "export" "$export_s" "$export_mb" "ours/gzip -6 time $(ratio "$export_s" "$gzip_s")"
+    row "gzip -6 (peer)" "$gzip_s" "$gzip_mb"
+    row "import --no-backfill" "$import_s" "$import_mb" "ours/python $(ratio "$import_s" "$python_s")"
+    row "python importer (peer)" "$python_s" "$python_mb"
+    row "import with backfill" "$backfill_import_s" "$backfill_import_mb"
+    row "verify" "$verify_s" "$verify_mb" "verify/import $(ratio "$verify_s" "$import_s")"
+    row "readiness --backfill (90 d)" "$readiness_s" "$readiness_mb"
+done
