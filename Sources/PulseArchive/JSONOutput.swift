@@ -115,23 +115,36 @@ public enum JSONText {
         out.append(0x22)
     }
 
-    /// Escapes as the app does: `"`, `\` and control characters, and `/` as `\/`.
+    /// Escapes as the app does: `"`, `\` and control characters, and `/` as `\/`. Runs that
+    /// need no escaping (nearly everything) are copied in one piece.
     static func appendEscaped(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
-        for c in bytes {
-            switch c {
-            case 0x22: out.append(0x5C); out.append(0x22)
-            case 0x5C: out.append(0x5C); out.append(0x5C)
-            case 0x2F: out.append(0x5C); out.append(0x2F)
-            case 0x0A: out.append(0x5C); out.append(0x6E)
-            case 0x0D: out.append(0x5C); out.append(0x72)
-            case 0x09: out.append(0x5C); out.append(0x74)
-            case 0x08: out.append(0x5C); out.append(0x62)
-            case 0x0C: out.append(0x5C); out.append(0x66)
-            case 0..<0x20:
-                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
-            default:
-                out.append(c)
+        let handled: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            var runStart = 0
+            for (i, c) in buffer.enumerated() where c < 0x20 || c == 0x22 || c == 0x5C || c == 0x2F {
+                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<i])) }
+                appendEscape(c, to: &out)
+                runStart = i + 1
             }
+            if runStart < buffer.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart...])) }
+        }
+        if handled == nil {
+            for c in bytes {
+                if c < 0x20 || c == 0x22 || c == 0x5C || c == 0x2F { appendEscape(c, to: &out) } else { out.append(c) }
+            }
+        }
+    }
+
+    private static func appendEscape(_ c: UInt8, to out: inout [UInt8]) {
+        switch c {
+        case 0x22: out.append(0x5C); out.append(0x22)
+        case 0x5C: out.append(0x5C); out.append(0x5C)
+        case 0x2F: out.append(0x5C); out.append(0x2F)
+        case 0x0A: out.append(0x5C); out.append(0x6E)
+        case 0x0D: out.append(0x5C); out.append(0x72)
+        case 0x09: out.append(0x5C); out.append(0x74)
+        case 0x08: out.append(0x5C); out.append(0x62)
+        case 0x0C: out.append(0x5C); out.append(0x66)
+        default: out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
         }
     }
 

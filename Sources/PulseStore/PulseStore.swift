@@ -62,7 +62,8 @@ public final class PulseStore {
             try database.execute("PRAGMA journal_mode = OFF")
             try database.execute("PRAGMA synchronous = OFF")
         }
-        try database.execute("PRAGMA cache_size = -32000")
+        // 16 MB of page cache per connection: an import holds two, verify three.
+        try database.execute("PRAGMA cache_size = -16000")
     }
 
     /// Rows per archive table.

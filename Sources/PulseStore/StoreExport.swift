@@ -52,7 +52,8 @@ extension PulseStore {
     func export(to path: String, options: ExportOptions) throws -> ExportResult {
         let target = try AtomicFile(targetPath: path)
         let fileSink = FileSink(target.file)
-        let counter = ByteCounter(next: options.compressed ? try GzipWriter(output: fileSink) : fileSink)
+        // JSON is produced on this thread while the second core compresses.
+        let counter = ByteCounter(next: options.compressed ? BackgroundSink(next: try GzipWriter(output: fileSink)) : fileSink)
         let documents = StoreDocuments.Content(tree: try DocumentTree(scanning: directory))
         // One read transaction: the archive is a snapshot even if the store changes meanwhile.
         let tables = try database.transaction(immediate: false) {
