@@ -236,7 +236,7 @@ public enum ArchiveVerifier {
                                   _ report: inout VerifyReport) throws -> Bool {
         let exported = scratch + "/round-trip.json"
         do {
-            _ = try store.applyStaged(staging, summary: summary, mode: .replace, now: 0)
+            _ = try store.applyStaged(staging, summary: summary, mode: .replace, intoEmptyStore: true, now: 0)
             _ = try store.export(to: exported, options: ExportOptions(formatVersion: max(2, summary.formatVersion), appVersion: "verify",
                                                                       exportedAt: summary.exportedAt, compressed: false))
         } catch {

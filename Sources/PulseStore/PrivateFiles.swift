@@ -39,6 +39,14 @@ enum PrivateFiles {
         _ = close(fd)
     }
 
+    /// Flushes a file or directory to stable storage.
+    static func sync(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError(.io, "cannot open \(path): \(errnoText())") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw StoreError(.io, "cannot flush \(path) to disk: \(errnoText())") }
+    }
+
     static func remove(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
     }

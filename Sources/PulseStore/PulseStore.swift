@@ -9,7 +9,8 @@ public final class PulseStore {
     public static let backupsDirectoryName = "backups"
 
     public let directory: String
-    let database: SQLiteDatabase
+    /// Replaced only when an import into an empty store promotes its staged database.
+    private(set) var database: SQLiteDatabase
 
     public var databasePath: String { directory + "/" + Self.databaseFileName }
 
@@ -36,6 +37,27 @@ public final class PulseStore {
         try configure(database, durable: true)
         try StoreMigration.migrate(database)
         return PulseStore(directory: directory, database: database)
+    }
+
+    /// Makes a staged database the store's database (the store must be empty): the staged file
+    /// already has the store's schema and every row, so this renames it into place instead of
+    /// copying the rows again. Flushed before the rename, which is atomic: a crash leaves the
+    /// empty store or the full one.
+    func promote(_ staged: SQLiteDatabase, at stagedPath: String) throws {
+        staged.close()
+        try PrivateFiles.sync(stagedPath)
+        try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        database.close()
+        guard rename(stagedPath, databasePath) == 0 else {
+            let reason = errnoText()
+            database = try SQLiteDatabase(path: databasePath, create: false)
+            try Self.configure(database, durable: true)
+            throw StoreError(.io, "cannot move the imported database into \(directory): \(reason)")
+        }
+        try PrivateFiles.sync(directory)
+        database = try SQLiteDatabase(path: databasePath, create: false)
+        try Self.configure(database, durable: true)
+        try StoreMigration.migrate(database)
     }
 
     /// Runs `body` on the store in `directory` while holding its lock, so no import or export

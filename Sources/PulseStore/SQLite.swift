@@ -33,8 +33,14 @@ final class SQLiteDatabase {
     }
 
     deinit {
+        close()
+    }
+
+    /// Closes the connection now (finalizing cached statements); later use fails.
+    func close() {
         statementCache.removeAll()
-        sqlite3_close_v2(handle)
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
     }
 
     /// A statement prepared on first use and kept for the connection's lifetime.

@@ -35,6 +35,19 @@ final class StagingArea {
         if !retained { PrivateFiles.remove(directory) }
     }
 
+    /// Rows staged per table (extension tables when they hold any).
+    func rowCounts() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for table in ArchiveTable.all {
+            counts[table.key] = Int(try database.integer("SELECT count(*) FROM \(StoreSchema.quoted(table.key))"))
+        }
+        for table in ExtensionTable.allCases {
+            let count = Int(try database.integer("SELECT count(*) FROM \(StoreSchema.quoted(table.rawValue))"))
+            if count > 0 { counts[table.rawValue] = count }
+        }
+        return counts
+    }
+
     /// Keeps the directory: a committed document swap still needs it.
     func retain() { retained = true }
 

@@ -120,7 +120,7 @@ extension PulseStore {
         let summary = try staging.stage(reader)
         let mode = options.mode ?? .replace
         var backupPath: String?
-        let inserted = try applyStaged(staging, summary: summary, mode: mode, now: options.now) {
+        let inserted = try applyStaged(staging, summary: summary, mode: mode, intoEmptyStore: wasEmpty, now: options.now) {
             if mode == .replace && !wasEmpty { backupPath = try writeSafetyBackup(options: options) }
         }
         var warnings = summary.warnings
@@ -136,7 +136,7 @@ extension PulseStore {
     /// backup), copies the tables in one transaction with the document swap recorded, then
     /// swaps the tree in. The staging directory must be inside the store's directory.
     /// - Returns: rows added per table.
-    func applyStaged(_ staging: StagingArea, summary: ArchiveSummary, mode: ImportMode, now: Int64,
+    func applyStaged(_ staging: StagingArea, summary: ArchiveSummary, mode: ImportMode, intoEmptyStore: Bool, now: Int64,
                      beforeCommit: () throws -> Void = {}) throws -> [String: Int] {
         // An archive without the document keys (the app's own) leaves the tree as it is.
         if summary.hasDocuments {
@@ -152,7 +152,16 @@ extension PulseStore {
         }
         try beforeCommit()
         let stagingName = String(staging.directory.dropFirst(directory.count + 1))
-        let inserted = try apply(staging, mode: mode, documentSwap: summary.hasDocuments ? stagingName : nil)
+        let inserted: [String: Int]
+        if intoEmptyStore {
+            inserted = try staging.rowCounts()
+            if summary.hasDocuments {
+                try staging.database.prepare(#"INSERT INTO "documentSwaps" ("staging") VALUES (?)"#).run([.string(stagingName)])
+            }
+            try promote(staging.database, at: staging.databasePath)
+        } else {
+            inserted = try apply(staging, mode: mode, documentSwap: summary.hasDocuments ? stagingName : nil)
+        }
         if summary.hasDocuments {
             do {
                 try completePendingDocumentSwaps()
