@@ -51,11 +51,21 @@ final class StagingArea {
     /// Keeps the directory: a committed document swap still needs it.
     func retain() { retained = true }
 
-    /// Reads the archive into staging, checking everything an import would.
+    /// Reads the archive into staging, checking everything an import would. The inserts run
+    /// on a second thread while this one decompresses and parses.
     func stage(_ reader: ArchiveReader) throws -> ArchiveSummary {
-        var visitor = try StagingVisitor(database: database, documentRoot: archiveTree)
         try database.execute("BEGIN")
-        let summary = try reader.read(into: &visitor)
+        var visitor = BackgroundVisitor(try StagingVisitor(database: database, documentRoot: archiveTree))
+        let summary: ArchiveSummary
+        do {
+            summary = try reader.read(into: &visitor)
+            _ = try visitor.finish()
+        } catch {
+            // The inserts lag behind the reader: a problem they found came earlier in the file,
+            // unless the file is of a newer format, which is reported before anything else.
+            if let earlier = visitor.stop(), (error as? ArchiveError)?.kind != .unsupportedVersion { throw earlier }
+            throw error
+        }
         try database.execute("COMMIT")
         return summary
     }

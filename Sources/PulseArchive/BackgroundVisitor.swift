@@ -1,0 +1,148 @@
+import Foundation
+
+/// Delivers a read's visitor calls to `base` on a thread of its own, in order, so that
+/// decompressing and parsing (the reader's thread) and what the visitor does with the rows
+/// (inserting them into SQLite) use both cores. Calls travel in batches; at most `capacity`
+/// batches wait, so memory stays bounded.
+///
+/// An error the base visitor throws reaches the reader at its next call, like an error thrown
+/// in place; `finish` returns the base visitor once everything was delivered.
+public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, ArchiveVisitor, @unchecked Sendable {
+    private enum Call {
+        case begin(ArchiveTable)
+        case row(ArchiveRow, Int, ArchiveTable)
+        case end(ArchiveTable, Int)
+        case setting(String, String)
+        case attachment(String, [UInt8])
+        case document(DocumentPath, JSONNode, [UInt8]?)
+        case documentFile(DocumentPath, [UInt8])
+        case extensionRow(ExtensionTable, JSONNode, Int)
+    }
+
+    private var base: Base
+    private let batchSize: Int
+    private let capacity: Int
+    /// Filled on the reader's thread only.
+    private var pending: [Call] = []
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var batches: [[Call]] = []
+    private var closed = false
+    private var idle = false
+    private var failure: Error?
+
+    public init(_ base: Base, batchSize: Int = 256, capacity: Int = 16) {
+        self.base = base
+        self.batchSize = batchSize
+        self.capacity = capacity
+        super.init()
+        start(named: "pulse-archive staging")
+    }
+
+    /// Waits until every call was delivered, and returns the base visitor.
+    /// - Throws: the first error the base visitor threw.
+    public func finish() throws -> Base {
+        try hand(pending)
+        pending = []
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        while !idle { condition.wait() }
+        let failure = self.failure
+        condition.unlock()
+        if let failure { throw failure }
+        return base
+    }
+
+    /// The error the base visitor threw, if any, after waiting for the calls handed over so
+    /// far (a read that failed asks which problem came first).
+    public func stop() -> Error? {
+        condition.lock()
+        closed = true
+        batches.removeAll()
+        condition.broadcast()
+        while !idle { condition.wait() }
+        let failure = self.failure
+        condition.unlock()
+        return failure
+    }
+
+    private func submit(_ call: Call) throws {
+        pending.append(call)
+        if pending.count >= batchSize {
+            try hand(pending)
+            pending.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private func hand(_ batch: [Call]) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.count >= capacity && failure == nil { condition.wait() }
+        if let failure { throw failure }
+        if !batch.isEmpty { batches.append(batch) }
+        condition.broadcast()
+    }
+
+    override func drain() {
+        while true {
+            condition.lock()
+            while batches.isEmpty && !closed { condition.wait() }
+            if batches.isEmpty || failure != nil {
+                idle = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let batch = batches.removeFirst()
+            condition.broadcast()
+            condition.unlock()
+            do {
+                for call in batch { try deliver(call) }
+            } catch {
+                condition.lock()
+                failure = error
+                batches.removeAll()
+                condition.broadcast()
+                condition.unlock()
+            }
+        }
+    }
+
+    private func deliver(_ call: Call) throws {
+        switch call {
+        case .begin(let table): try base.beginTable(table)
+        case .row(let row, let index, let table): try base.visit(row: row, at: index, of: table)
+        case .end(let table, let count): try base.endTable(table, rowCount: count)
+        case .setting(let key, let value): try base.visitSetting(key: key, value: value)
+        case .attachment(let name, let contents): try base.visitAttachment(name: name, contents: contents)
+        case .document(let path, let node, let bytes): try base.visitDocument(path, document: node, originalBytes: bytes)
+        case .documentFile(let path, let contents): try base.visitDocumentFile(path, contents: contents)
+        case .extensionRow(let table, let row, let index): try base.visitExtensionRow(table, row: row, at: index)
+        }
+    }
+
+    public func beginTable(_ table: ArchiveTable) throws { try submit(.begin(table)) }
+    public func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws { try submit(.row(row, index, table)) }
+    public func endTable(_ table: ArchiveTable, rowCount: Int) throws { try submit(.end(table, rowCount)) }
+    public func visitSetting(key: String, value: String) throws { try submit(.setting(key, value)) }
+    public func visitAttachment(name: String, contents: [UInt8]) throws { try submit(.attachment(name, contents)) }
+    public func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
+        try submit(.document(path, document, originalBytes))
+    }
+    public func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws { try submit(.documentFile(path, contents)) }
+    public func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws { try submit(.extensionRow(table, row, index)) }
+}
+
+/// A thread that runs `drain` once; the non-generic base keeps the generic visitor's type out of
+/// the thread's closure.
+public class BackgroundWorker: @unchecked Sendable {
+    func start(named name: String) {
+        let worker: BackgroundWorker = self
+        let thread = Thread { worker.drain() }
+        thread.name = name
+        thread.start()
+    }
+
+    func drain() {}
+}
