@@ -3,6 +3,36 @@ import PulseArchive
 import PulseDocuments
 import Readiness
 
+/// Writes a store's archive into a pipe on a thread of its own (the round trip of `verify`).
+private final class ExportJob: @unchecked Sendable {
+    let store: PulseStore
+    let pipe: BytePipe
+    let exportedAt: Int64
+    let done = DispatchSemaphore(value: 0)
+    /// Set before `done` is signalled.
+    var error: Error?
+
+    init(store: PulseStore, pipe: BytePipe, exportedAt: Int64) {
+        self.store = store
+        self.pipe = pipe
+        self.exportedAt = exportedAt
+    }
+
+    func run() {
+        do {
+            _ = try ArchiveWriter.write(
+                StoreContent(database: store.database, schema: "main",
+                             documents: StoreDocuments.Content(tree: try DocumentTree(scanning: store.directory))),
+                options: ArchiveWriterOptions(formatVersion: ArchiveFormat.newestVersion, appVersion: "verify", exportedAt: exportedAt),
+                to: pipe)
+        } catch {
+            self.error = error
+            pipe.fail(error)
+        }
+        done.signal()
+    }
+}
+
 /// One finding of `verify`.
 public struct VerifyProblem: Sendable, Equatable {
     public enum Severity: String, Sendable { case error, warning }
@@ -232,39 +262,41 @@ public enum ArchiveVerifier {
 
     // MARK: - Round trip
 
+    /// Applies the staged archive to an empty temporary store exactly as `import` does, then
+    /// exports that store through an in-memory pipe into a reader on this thread, comparing
+    /// everything read back with the store as it streams.
     private static func roundTrip(_ staging: StagingArea, summary: ArchiveSummary, through store: PulseStore, scratch: String,
                                   _ report: inout VerifyReport) throws -> Bool {
-        let exported = scratch + "/round-trip.json"
         do {
             _ = try store.applyStaged(staging, summary: summary, mode: .replace, intoEmptyStore: true, now: 0)
-            _ = try store.export(to: exported, options: ExportOptions(formatVersion: max(2, summary.formatVersion), appVersion: "verify",
-                                                                      exportedAt: summary.exportedAt, compressed: false))
         } catch {
-            report.error(nil, "round trip: the archive could not be restored and exported again: \(describe(error))")
+            report.error(nil, "round trip: the archive could not be restored: \(describe(error))")
             return false
         }
-        let again = try StagingArea(directory: scratch + "/again")
+        let pipe = BytePipe()
+        // The exporting thread uses the store's connection; this thread reads back through a
+        // connection of its own (WAL lets readers run beside it).
+        let export = ExportJob(store: store, pipe: pipe, exportedAt: summary.exportedAt)
+        let exporter = Thread { export.run() }
+        exporter.start()
+        var comparer = try RoundTripComparer(store: store, database: try SQLiteDatabase(path: store.databasePath, create: false))
+        var readBack: ArchiveSummary?
+        var readError: Error?
         do {
-            _ = try again.stage(ArchiveReader(path: exported))
+            readBack = try ArchiveReader(plainJSON: pipe, name: "the round-trip export").read(into: &comparer)
         } catch {
-            report.error(nil, "round trip: the exported archive could not be read back: \(describe(error))")
+            readError = error
+            pipe.fail(error)
+        }
+        export.done.wait()
+        if let error = export.error ?? readError {
+            report.error(nil, "round trip: the restored archive could not be exported and read back: \(describe(error))")
             return false
         }
-        // What came back, against the store it was exported from.
-        try again.database.prepare("ATTACH DATABASE ? AS original").run([.string(store.databasePath)])
-        defer { try? again.database.execute("DETACH DATABASE original") }
-        var sound = true
-        for (table, difference) in try tableDifferences(again.database, other: "original") where !difference.isEmpty {
-            report.error(table, "round trip: \(table) does not come back as it was read (\(difference.missing + difference.extra + difference.changed) rows differ)")
-            sound = false
+        try comparer.finish(summary: readBack!)
+        for (table, count) in comparer.differences.sorted(by: { $0.key < $1.key }) {
+            report.error(table, "round trip: \(count) \(table == "documents" ? "documents" : "rows") of \(table) do not come back as they were read")
         }
-        if summary.hasDocuments {
-            for (group, difference) in try documentDifferences(try DocumentTree(scanning: again.archiveTree), try DocumentTree(scanning: store.directory))
-            where !difference.isEmpty {
-                report.error("documents", "round trip: \(difference.missing + difference.extra + difference.changed) \(group) do not come back as they were read")
-                sound = false
-            }
-        }
-        return sound
+        return comparer.differences.isEmpty
     }
 }

@@ -74,9 +74,17 @@ final class StagingArea {
     /// a row with a problem is left out, the read goes on.
     /// - Throws: `ArchiveReader.Interrupted` when a fatal problem stops the read.
     func stageCollectingProblems(_ reader: ArchiveReader) throws -> ArchiveSummary {
-        var visitor = try StagingVisitor(database: database, documentRoot: archiveTree)
         try database.execute("BEGIN")
-        let summary = try reader.collectProblems(into: &visitor)
+        var visitor = BackgroundVisitor(try StagingVisitor(database: database, documentRoot: archiveTree, collectsProblems: true))
+        var summary: ArchiveSummary
+        do {
+            summary = try reader.collectProblems(into: &visitor)
+        } catch let interrupted as ArchiveReader.Interrupted {
+            _ = visitor.stop()
+            throw interrupted
+        }
+        // Duplicates are found by the inserts on the worker: reported with the reader's problems.
+        summary.problems += try visitor.finish().problems
         try database.execute("COMMIT")
         return summary
     }
@@ -95,10 +103,20 @@ final class StagingArea {
 struct StagingVisitor: ArchiveVisitor {
     private let writer: StoreRowWriter
     private let documentRoot: String
+    private let collectsProblems: Bool
+    /// Duplicates found while collecting (verify); a strict staging throws them.
+    private(set) var problems: [ArchiveError] = []
 
-    init(database: SQLiteDatabase, documentRoot: String) throws {
+    init(database: SQLiteDatabase, documentRoot: String, collectsProblems: Bool = false) throws {
         writer = try StoreRowWriter(database: database)
         self.documentRoot = documentRoot
+        self.collectsProblems = collectsProblems
+    }
+
+    /// Throws a duplicate when strict; records it when collecting.
+    private mutating func duplicate(_ error: ArchiveError) throws {
+        guard collectsProblems else { throw error }
+        problems.append(error)
     }
 
     /// Written as the original bytes when the archive has them, else canonically encoded.
@@ -114,10 +132,10 @@ struct StagingVisitor: ArchiveVisitor {
         do {
             try writer.add(row, to: table)
         } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
-            throw ArchiveError(
+            try duplicate(ArchiveError(
                 .duplicateKey,
                 "this file contains duplicate \(table.entity) entries and can't be imported: \(table.key)[\(index)] repeats \(table.uniqueKey) \(Self.describe(row[table.uniqueKeyIndex]))", table: table.key
-            )
+            ))
         }
     }
 
@@ -129,7 +147,7 @@ struct StagingVisitor: ArchiveVisitor {
         do {
             try writer.addExtensionRow(row, to: table)
         } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
-            throw ArchiveError(.duplicateKey, "this file contains duplicate \(table.rawValue) entries: \(table.rawValue)[\(index)] repeats \(table.uniqueKey) \(table.key(of: row)?.debugDescription ?? "")", table: table.rawValue)
+            try duplicate(ArchiveError(.duplicateKey, "this file contains duplicate \(table.rawValue) entries: \(table.rawValue)[\(index)] repeats \(table.uniqueKey) \(table.key(of: row)?.debugDescription ?? "")", table: table.rawValue))
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 @testable import PulseStore
+@testable import PulseDocuments
 
 @Suite("verify through the built binary")
 struct VerifyTests {
@@ -102,5 +103,31 @@ struct VerifyTests {
             #expect(messages.contains { $0.contains(phrase) }, "missing: \(phrase) in \(messages)")
         }
         #expect(messages.count >= 5)
+    }
+}
+
+@Suite("The round-trip comparer")
+struct RoundTripComparerTests {
+    @Test("an archive read back against a store that differs in a row, a setting, an attachment and a document: each is counted")
+    func detectsDifferences() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 2)
+        _ = try StoreFixtures.export(dir.file("s"), to: dir.file("s.json.gz"))
+        try PulseStore.withExclusiveAccess(dir.file("s"), create: false) { store in
+            var same = try RoundTripComparer(store: store, database: try SQLiteDatabase(path: store.databasePath, create: false))
+            let summary = try ArchiveReader(path: dir.file("s.json.gz")).read(into: &same)
+            try same.finish(summary: summary)
+            #expect(same.differences.isEmpty, "\(same.differences)")
+
+            try store.database.execute(#"UPDATE "measurements" SET "value" = "value" + 1 WHERE rowid = 3"#)
+            try store.database.execute(#"UPDATE "settings" SET "value" = '{}' WHERE "key" = 'pulseloop.metricprefs.v1'"#)
+            try store.database.execute(#"DELETE FROM "attachments""#)
+            let split = try #require(try DocumentTree(scanning: store.directory).documents.first { $0.kind == .split && !$0.isStub })
+            try PulseStore.writeDocument(.object(["schemaVersion": .number("3")]), at: split, storeDirectory: store.directory)
+            var changed = try RoundTripComparer(store: store, database: try SQLiteDatabase(path: store.databasePath, create: false))
+            try changed.finish(summary: try ArchiveReader(path: dir.file("s.json.gz")).read(into: &changed))
+            #expect(changed.differences["measurements"] == 1 && changed.differences["settings"] == 1)
+            #expect(changed.differences["attachments"] == 1 && changed.differences["documents"] == 1)
+        }
     }
 }
