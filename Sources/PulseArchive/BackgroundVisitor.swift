@@ -21,20 +21,16 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
 
     private var base: Base
     private let batchSize: Int
-    private let capacity: Int
+    private let queue: BoundedQueue<[Call]>
     /// Filled on the reader's thread only.
     private var pending: [Call] = []
-    // Guarded by `condition`.
-    private let condition = NSCondition()
-    private var batches: [[Call]] = []
-    private var closed = false
-    private var idle = false
-    private var failure: Error?
+    /// What the base visitor threw; written by the worker before `finished` is signalled.
+    private var deliveryError: Error?
 
     public init(_ base: Base, batchSize: Int = 256, capacity: Int = 16) {
         self.base = base
         self.batchSize = batchSize
-        self.capacity = capacity
+        queue = BoundedQueue(capacity: capacity)
         super.init()
         start(named: "pulse-archive staging")
     }
@@ -42,70 +38,43 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
     /// Waits until every call was delivered, and returns the base visitor.
     /// - Throws: the first error the base visitor threw.
     public func finish() throws -> Base {
-        try hand(pending)
+        if !pending.isEmpty { try queue.push(pending) }
         pending = []
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        while !idle { condition.wait() }
-        let failure = self.failure
-        condition.unlock()
-        if let failure { throw failure }
+        queue.close()
+        join()
+        if let deliveryError { throw deliveryError }
         return base
     }
 
-    /// The error the base visitor threw, if any, after waiting for the calls handed over so
-    /// far (a read that failed asks which problem came first).
+    /// The error the base visitor threw, if any, after the calls it is delivering (a read that
+    /// failed asks which problem came first). Calls still waiting are dropped.
     public func stop() -> Error? {
-        condition.lock()
-        closed = true
-        batches.removeAll()
-        condition.broadcast()
-        while !idle { condition.wait() }
-        let failure = self.failure
-        condition.unlock()
-        return failure
+        queue.fail(CancellationError())
+        join()
+        return deliveryError
     }
 
     private func submit(_ call: Call) throws {
         pending.append(call)
         if pending.count >= batchSize {
-            try hand(pending)
+            try queue.push(pending)
             pending.removeAll(keepingCapacity: true)
         }
     }
 
-    private func hand(_ batch: [Call]) throws {
-        condition.lock()
-        defer { condition.unlock() }
-        while batches.count >= capacity && failure == nil { condition.wait() }
-        if let failure { throw failure }
-        if !batch.isEmpty { batches.append(batch) }
-        condition.broadcast()
-    }
-
     override func drain() {
-        while true {
-            condition.lock()
-            while batches.isEmpty && !closed { condition.wait() }
-            if batches.isEmpty || failure != nil {
-                idle = true
-                condition.broadcast()
-                condition.unlock()
-                return
+        do {
+            while let batch = try queue.pop() {
+                do {
+                    for call in batch { try deliver(call) }
+                } catch {
+                    deliveryError = error
+                    queue.fail(error)  // the reader throws it at its next hand-off
+                    return
+                }
             }
-            let batch = batches.removeFirst()
-            condition.broadcast()
-            condition.unlock()
-            do {
-                for call in batch { try deliver(call) }
-            } catch {
-                condition.lock()
-                failure = error
-                batches.removeAll()
-                condition.broadcast()
-                condition.unlock()
-            }
+        } catch {
+            // Stopped by the reader: nothing more to deliver.
         }
     }
 
@@ -134,15 +103,3 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
     public func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws { try submit(.extensionRow(table, row, index)) }
 }
 
-/// A thread that runs `drain` once; the non-generic base keeps the generic visitor's type out of
-/// the thread's closure.
-public class BackgroundWorker: @unchecked Sendable {
-    func start(named name: String) {
-        let worker: BackgroundWorker = self
-        let thread = Thread { worker.drain() }
-        thread.name = name
-        thread.start()
-    }
-
-    func drain() {}
-}

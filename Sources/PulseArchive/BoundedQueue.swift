@@ -1,0 +1,86 @@
+import Foundation
+
+/// A first-in first-out queue between two threads that holds at most `capacity` elements:
+/// `push` waits while it is full, `pop` while it is empty. Either side can end it: `close`
+/// (no more elements; `pop` returns nil once drained) or `fail` (both sides throw the error).
+final class BoundedQueue<Element>: @unchecked Sendable {
+    private let capacity: Int
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var elements: [Element] = []
+    private var closed = false
+    private var failure: Error?
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    func push(_ element: Element) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while elements.count >= capacity && failure == nil { condition.wait() }
+        if let failure { throw failure }
+        elements.append(element)
+        condition.broadcast()
+    }
+
+    /// The next element; nil when the queue was closed and is drained.
+    func pop() throws -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while elements.isEmpty && !closed && failure == nil { condition.wait() }
+        if let failure { throw failure }
+        guard !elements.isEmpty else { return nil }
+        condition.broadcast()
+        return elements.removeFirst()
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Ends the queue with `error` (the first one wins) and drops what was waiting.
+    func fail(_ error: Error) {
+        condition.lock()
+        if failure == nil { failure = error }
+        elements.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var error: Error? {
+        condition.lock()
+        defer { condition.unlock() }
+        return failure
+    }
+}
+
+/// A thread that runs `drain` once; the non-generic base keeps a generic subclass's type out of
+/// the thread's closure.
+public class BackgroundWorker: @unchecked Sendable {
+    private let finished = DispatchSemaphore(value: 0)
+    /// Whether `join` has returned; used by the owning thread only.
+    private var joined = false
+
+    /// Waits until `drain` has returned; any number of times.
+    func join() {
+        guard !joined else { return }
+        finished.wait()
+        joined = true
+    }
+
+    func start(named name: String) {
+        let worker: BackgroundWorker = self
+        let thread = Thread {
+            worker.drain()
+            worker.finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    func drain() {}
+}
