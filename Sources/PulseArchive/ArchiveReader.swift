@@ -429,39 +429,29 @@ struct EnvelopeParser {
     }
 
     private mutating func readAttachments<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
-        try requireKind(0x5B, "an array", at: "attachments", depth: 1)
-        try scanner.expect(0x5B, "'['")
-        try scanner.checkDepth(2)
-        if try scanner.consumeIfClosing(0x5D) { return }
         var names = Set<String>()
-        var index = 0
-        repeat {
+        try readArray(at: "attachments") { parser, index in
             let location = "attachments[\(index)]"
             var name: String?
             var contents: [UInt8]?
-            try problems.recovering {
-                let entryProblems = try readEntry(at: location) { parser, key in
+            try parser.problems.recovering {
+                try parser.readEntryChecked(at: location) { parser, key in
                     switch key {
                     case "file": name = try parser.readStringValue(at: "\(location).file", depth: 3)
                     case "base64": contents = try parser.readBase64(at: "\(location).base64")
-                    default:
-                        parser.unknownFields["attachments", default: [:]][key, default: 0] += 1
-                        try parser.scanner.skipValue(depth: 3)
+                    default: try parser.skipUnknown(key, in: "attachments")
                     }
                 }
-                for problem in entryProblems.dropLast() { try problems.report(problem) }
-                if let last = entryProblems.last { throw last }
-                guard let name else { throw invalid(location, "missing required field \"file\"", table: "attachments") }
-                guard let contents else { throw invalid(location, "missing required field \"base64\"", table: "attachments") }
+                guard let name else { throw parser.invalid(location, "missing required field \"file\"", table: "attachments") }
+                guard let contents else { throw parser.invalid(location, "missing required field \"base64\"", table: "attachments") }
                 try AttachmentName.validate(name)
                 guard names.insert(name).inserted else {
                     throw ArchiveError(.duplicateKey, "the attachment name \"\(name)\" appears twice", table: "attachments")
                 }
                 try visitor.visitAttachment(name: name, contents: contents)
-                summary.attachmentsCount += 1
+                parser.summary.attachmentsCount += 1
             }
-            index += 1
-        } while try scanner.continues(closer: 0x5D)
+        }
     }
 
     // MARK: - Documents
@@ -470,18 +460,13 @@ struct EnvelopeParser {
     /// `{"path", "base64"}` for `documentFiles`.
     private mutating func readDocuments<Visitor: ArchiveVisitor>(_ key: String, into visitor: inout Visitor) throws {
         summary.hasDocuments = true
-        try requireKind(0x5B, "an array", at: key, depth: 1)
-        try scanner.expect(0x5B, "'['")
-        try scanner.checkDepth(2)
-        if try scanner.consumeIfClosing(0x5D) { return }
-        var index = 0
-        repeat {
+        try readArray(at: key) { parser, index in
             let location = "\(key)[\(index)]"
             var pathText: String?
             var document: JSONNode?
             var bytes: [UInt8]?
-            try problems.recovering {
-                let entryProblems = try readEntry(at: location) { parser, member in
+            try parser.problems.recovering {
+                try parser.readEntryChecked(at: location) { parser, member in
                     switch member {
                     case "path":
                         pathText = try parser.readStringValue(at: "\(location).path", depth: 3)
@@ -491,116 +476,132 @@ struct EnvelopeParser {
                     case "base64":
                         bytes = try parser.readBase64(at: "\(location).base64")
                     default:
-                        parser.unknownFields[key, default: [:]][member, default: 0] += 1
-                        try parser.scanner.skipValue(depth: 3)
+                        try parser.skipUnknown(member, in: key)
                     }
                 }
-                for problem in entryProblems.dropLast() { try problems.report(problem) }
-                if let last = entryProblems.last { throw last }
-                guard let pathText else { throw invalid(location, "missing required field \"path\"", table: "documents") }
+                guard let pathText else { throw parser.invalid(location, "missing required field \"path\"", table: "documents") }
                 let path = try DocumentPath(pathText)
-                guard documentPaths.insert(path.path).inserted else {
+                guard parser.documentPaths.insert(path.path).inserted else {
                     throw ArchiveError(.duplicateKey, "the document path \"\(path.path)\" appears twice", table: "documents")
                 }
                 if key == "documentFiles" {
-                    guard let bytes else { throw invalid(location, "missing required field \"base64\"", table: "documents") }
+                    guard let bytes else { throw parser.invalid(location, "missing required field \"base64\"", table: "documents") }
                     try visitor.visitDocumentFile(path, contents: bytes)
                 } else {
                     guard path.isStub == (key == "documentStubs") else {
-                        throw invalid("\(location).path", "\(path.path) does not belong in \(key)", table: "documents")
+                        throw parser.invalid("\(location).path", "\(path.path) does not belong in \(key)", table: "documents")
                     }
-                    guard let document else { throw invalid(location, "missing required field \"document\"", table: "documents") }
+                    guard let document else { throw parser.invalid(location, "missing required field \"document\"", table: "documents") }
                     try visitor.visitDocument(path, document: document, originalBytes: bytes)
                 }
                 let counted = path.isStub ? "stubs" : path.kind == .split ? "splits" : "workouts"
-                summary.documentCounts[counted, default: 0] += 1
+                parser.summary.documentCounts[counted, default: 0] += 1
             }
-            index += 1
-        } while try scanner.continues(closer: 0x5D)
+        }
     }
 
     // MARK: - Tables
 
     private mutating func readTable<Visitor: ArchiveVisitor>(_ table: ArchiveTable, into visitor: inout Visitor) throws {
-        try requireKind(0x5B, "an array", at: table.key, depth: 1)
-        try scanner.expect(0x5B, "'['")
-        try scanner.checkDepth(2)
         try visitor.beginTable(table)
         var decoder = RowDecoder(table: table)
-        var index = 0
-        if try !scanner.consumeIfClosing(0x5D) {
-            repeat {
-                if let row = try decoder.readRow(scanner, index: index, scratch: &scratch, problems: problems) {
-                    try problems.recovering { try visitor.visit(row: row, at: index, of: table) }
-                }
-                index += 1
-                rowsRead += 1
-                if rowsRead & 0x3FFF == 0 { reportRows?(rowsRead) }
-            } while try scanner.continues(closer: 0x5D)
+        let count = try readArray(at: table.key) { parser, index in
+            if let row = try decoder.readRow(parser.scanner, index: index, scratch: &parser.scratch, problems: parser.problems) {
+                try parser.problems.recovering { try visitor.visit(row: row, at: index, of: table) }
+            }
+            parser.countRow()
         }
         for (field, count) in decoder.unknownFields {
             unknownFields[table.key, default: [:]][field, default: 0] += count
         }
-        summary.rowsFound[table.key] = index
-        try visitor.endTable(table, rowCount: index)
+        summary.rowsFound[table.key] = count
+        try visitor.endTable(table, rowCount: count)
+    }
+
+    /// Counts a row for the progress report.
+    private mutating func countRow() {
+        rowsRead += 1
+        if rowsRead & 0x3FFF == 0 { reportRows?(rowsRead) }
     }
 
     // MARK: - The Android dialect and the extension tables
 
     /// An Android table: each row read whole, then mapped into the app's row.
     private mutating func readAndroidTable<Visitor: ArchiveVisitor>(_ table: ArchiveTable, key: String, into visitor: inout Visitor) throws {
-        try requireKind(0x5B, "an array", at: key, depth: 1)
-        try scanner.expect(0x5B, "'['")
-        try scanner.checkDepth(2)
         try visitor.beginTable(table)
         let known = AndroidDialect.knownFields(table)
-        var index = summary.rowsFound[table.key] ?? 0
-        if try !scanner.consumeIfClosing(0x5D) {
-            repeat {
-                let location = "\(key)[\(index)]"
-                try problems.recovering {
-                    let node = try JSONNode.read(scanner, depth: 2, location: location)
-                    guard let object = node.objectValue else { throw invalid(location, "expected a row object", table: table.key) }
-                    for field in object.keys where !known.contains(field) { unknownFields[table.key, default: [:]][field, default: 0] += 1 }
-                    let row = try AndroidDialect.mapRow(object, table: table, location: location, dayKey: dayKey) { field, name in
-                        unknownNames["\(table.key).\(field) \"\(name)\"", default: 0] += 1
-                    }
-                    for (i, field) in table.fields.enumerated() where field.isExtension && !row[i].isNull {
-                        summary.extensionFields["\(table.key).\(field.name)", default: 0] += 1
-                    }
-                    try visitor.visit(row: row, at: index, of: table)
+        let count = try readArray(at: key) { parser, index in
+            let location = "\(key)[\(index)]"
+            try parser.problems.recovering {
+                let object = try parser.readRowObject(at: location, table: table.key)
+                for field in object.keys where !known.contains(field) { parser.unknownFields[table.key, default: [:]][field, default: 0] += 1 }
+                var unknownNames: [String] = []
+                let row = try AndroidDialect.mapRow(object, table: table, location: location, dayKey: parser.dayKey) { field, name in
+                    unknownNames.append("\(table.key).\(field) \"\(name)\"")
                 }
-                index += 1
-                rowsRead += 1
-                if rowsRead & 0x3FFF == 0 { reportRows?(rowsRead) }
-            } while try scanner.continues(closer: 0x5D)
+                for name in unknownNames { parser.unknownNames[name, default: 0] += 1 }
+                for (i, field) in table.fields.enumerated() where field.isExtension && !row[i].isNull {
+                    parser.summary.extensionFields["\(table.key).\(field.name)", default: 0] += 1
+                }
+                try visitor.visit(row: row, at: index, of: table)
+            }
+            parser.countRow()
         }
-        summary.rowsFound[table.key] = index
-        try visitor.endTable(table, rowCount: index)
+        summary.rowsFound[table.key] = count
+        try visitor.endTable(table, rowCount: count)
     }
 
     /// Meals and food products: objects carried whole, keyed by `id` / `code`.
     private mutating func readExtensionTable<Visitor: ArchiveVisitor>(_ table: ExtensionTable, into visitor: inout Visitor) throws {
-        try requireKind(0x5B, "an array", at: table.rawValue, depth: 1)
+        summary.rowsFound[table.rawValue] = try readArray(at: table.rawValue) { parser, index in
+            let location = "\(table.rawValue)[\(index)]"
+            try parser.problems.recovering {
+                var object = try parser.readRowObject(at: location, table: table.rawValue)
+                if parser.dialect == .android { object = try table.fromAndroid(object) }
+                guard table.key(of: .object(object)) != nil else {
+                    throw parser.invalid(location, "missing the required field \"\(table.uniqueKey)\"", table: table.rawValue)
+                }
+                try visitor.visitExtensionRow(table, row: .object(object), at: index)
+            }
+        }
+    }
+
+    /// A row read whole as a JSON object.
+    private mutating func readRowObject(at location: String, table: String) throws -> [String: JSONNode] {
+        guard let object = try JSONNode.read(scanner, depth: 2, location: location).objectValue else {
+            throw invalid(location, "expected a row object", table: table)
+        }
+        return object
+    }
+
+    /// Reads one top-level array, handing each element's index to `element`.
+    /// - Returns: the number of elements.
+    @discardableResult
+    private mutating func readArray(at key: String, _ element: (inout EnvelopeParser, Int) throws -> Void) throws -> Int {
+        try requireKind(0x5B, "an array", at: key, depth: 1)
         try scanner.expect(0x5B, "'['")
         try scanner.checkDepth(2)
-        var index = 0
+        var count = 0
         if try !scanner.consumeIfClosing(0x5D) {
             repeat {
-                let location = "\(table.rawValue)[\(index)]"
-                try problems.recovering {
-                    let node = try JSONNode.read(scanner, depth: 2, location: location)
-                    guard var object = node.objectValue else { throw invalid(location, "expected a row object", table: table.rawValue) }
-                    if dialect == .android { object = try table.fromAndroid(object) }
-                    guard table.key(of: .object(object)) != nil else {
-                        throw invalid(location, "missing the required field \"\(table.uniqueKey)\"", table: table.rawValue)
-                    }
-                    try visitor.visitExtensionRow(table, row: .object(object), at: index)
-                }
-                index += 1
+                try element(&self, count)
+                count += 1
             } while try scanner.continues(closer: 0x5D)
         }
-        summary.rowsFound[table.rawValue] = index
+        return count
+    }
+
+    /// `readEntry`, reporting all but the last of the entry's problems and throwing the last.
+    private mutating func readEntryChecked(at location: String, _ member: (inout EnvelopeParser, String) throws -> Void) throws {
+        let entryProblems = try readEntry(at: location, member)
+        for problem in entryProblems.dropLast() { try problems.report(problem) }
+        if let last = entryProblems.last { throw last }
+    }
+
+    /// Skips a member nobody reads, remembering it for the warnings.
+    private mutating func skipUnknown(_ member: String, in section: String) throws {
+        unknownFields[section, default: [:]][member, default: 0] += 1
+        try scanner.skipValue(depth: 3)
     }
 
     // MARK: - Helpers
