@@ -120,6 +120,12 @@ struct InspectCLITests {
         let inspectHelp = try CLI.run(["inspect", "--help"])
         #expect(inspectHelp.exitCode == 0 && inspectHelp.stdout.contains("USAGE: pulse-archive inspect <file>"))
         #expect(inspectHelp.stdout.contains("ARGUMENTS:") && inspectHelp.stdout.contains("OPTIONS:"))
+        let helpImport = try CLI.run(["help", "import"])
+        #expect(helpImport.exitCode == 0 && helpImport.stdout.contains("USAGE: pulse-archive import <file>") && helpImport.stdout.contains("--merge"))
+        for command in ["inspect", "export", "import", "verify", "readiness", "demo"] {
+            let result = try CLI.run([command, "-h"])
+            #expect(result.exitCode == 0 && result.stdout.hasPrefix("OVERVIEW: ") && result.stdout.contains("-h, --help"), "\(command)")
+        }
         let version = try CLI.run(["--version"])
         #expect(version.exitCode == 0 && version.stdout.hasPrefix("pulse-archive "))
         for arguments in [["inspect"], ["inspect", "a", "b"], ["inspect", "a", "--bogus"], ["frobnicate"], [],
@@ -128,5 +134,22 @@ struct InspectCLITests {
             #expect(result.exitCode == 64, "\(arguments)")
             #expect(result.stderr.hasPrefix("Error: ") && result.stderr.contains("\nUsage: "), "\(arguments): \(result.stderr)")
         }
+    }
+}
+
+@Suite("export --json")
+struct ExportJSONTests {
+    @Test("export --json prints the contract's keys, and the path it wrote")
+    func keys() throws {
+        let dir = TemporaryDirectory()
+        #expect(try CLI.run(["import", Repository.sampleFormat1, "--store", dir.file("s"), "--no-backfill"]).exitCode == 0)
+        let result = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("e.json.gz"), "--json", "--format-version", "1"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let json = result.json
+        #expect(json["path"] as? String == dir.file("e.json.gz") && json["formatVersion"] as? Int == 1)
+        #expect((json["tables"] as? [String: Int])?["readinessDailies"] == nil && ((json["tables"] as? [String: Int])?["measurements"] ?? 0) > 0)
+        let bytes = try #require(json["bytes"] as? [String: Int])
+        #expect(bytes["compressed"] == Int(try FileManager.default.attributesOfItem(atPath: dir.file("e.json.gz"))[.size] as! UInt64))
+        #expect((bytes["uncompressed"] ?? 0) > (bytes["compressed"] ?? 0))
     }
 }
