@@ -116,8 +116,6 @@ public final class PulseStore {
         return counts
     }
 
-    public func settingsCount() throws -> Int { Int(try database.integer(#"SELECT count(*) FROM "settings""#)) }
-    public func attachmentsCount() throws -> Int { Int(try database.integer(#"SELECT count(*) FROM "attachments""#)) }
 
     /// True when no table holds a row, there are no settings or attachments, and the
     /// document tree holds no document.
