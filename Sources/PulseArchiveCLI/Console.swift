@@ -1,4 +1,5 @@
 import Foundation
+import PulseArchive
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -54,6 +55,11 @@ final class ProgressLine {
         }
         FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
         drawn = true
+    }
+
+    /// Redraws from a read's progress.
+    func update(_ read: ReadProgress) {
+        update(rows: read.rows, done: read.bytesRead, total: read.totalBytes)
     }
 
     /// Clears the line.

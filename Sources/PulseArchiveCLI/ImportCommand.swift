@@ -48,7 +48,7 @@ struct ImportCommand: Subcommand {
         defer { progress.finish() }
         let result = try PulseStore.importArchive(file, storeDirectory: store, options: ImportOptions(
             mode: mode, appVersion: "pulse-archive \(PulseArchiveCommand.version)", now: ArgumentValues.nowMillis(),
-            limits: limits, backfill: backfill, progress: { progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes) }))
+            limits: limits, backfill: backfill, progress: progress.update))
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }
         if let backup = result.safetyBackupPath {

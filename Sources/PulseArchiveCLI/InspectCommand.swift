@@ -27,7 +27,7 @@ struct InspectCommand: Subcommand {
 
     func run() throws -> Int32 {
         let progress = ProgressLine("Reading", console: console, quiet: quiet)
-        let reader = ArchiveReader(path: file, limits: limits) { progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes) }
+        let reader = ArchiveReader(path: file, limits: limits, progress: progress.update)
         defer { progress.finish() }
         let summary = try ArchiveValidation.validate(reader)
         progress.finish()

@@ -37,9 +37,7 @@ struct VerifyCommand: Subcommand {
     func run() throws -> Int32 {
         let progress = ProgressLine("Verifying", console: console, quiet: quiet)
         defer { progress.finish() }
-        let report = try ArchiveVerifier.verify(file, store: store, timeZone: zone, limits: limits) {
-            progress.update(rows: $0.rows, done: $0.bytesRead, total: $0.totalBytes)
-        }
+        let report = try ArchiveVerifier.verify(file, store: store, timeZone: zone, limits: limits, progress: progress.update)
         progress.finish()
         if json {
             console.out(Self.json(report).text)
