@@ -494,8 +494,7 @@ struct EnvelopeParser {
                     guard let document else { throw parser.invalid(location, "missing required field \"document\"", table: "documents") }
                     try visitor.visitDocument(path, document: document, originalBytes: bytes)
                 }
-                let counted = path.isStub ? "stubs" : path.kind == .split ? "splits" : "workouts"
-                parser.summary.documentCounts[counted, default: 0] += 1
+                parser.summary.documentCounts[path.group, default: 0] += 1
             }
         }
     }

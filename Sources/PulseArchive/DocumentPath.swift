@@ -14,6 +14,9 @@ public struct DocumentPath: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { path }
 
+    /// How reports count it: `splits`, `workouts` or `stubs`.
+    public var group: String { isStub ? "stubs" : kind == .split ? "splits" : "workouts" }
+
     /// The path without its `Stubs/` prefix: where the live document lives (or lived).
     public var livePath: String { isStub ? String(path.dropFirst("Stubs/".count)) : path }
 

@@ -36,7 +36,13 @@ public struct DocumentMerger: Sendable {
     /// True when `a` wins over `b`: the larger `updatedAt` (absent is older than any date); on a
     /// tie the one whose canonical encoding sorts later, so merging is commutative.
     func laterWins(_ a: JSONNode, _ b: JSONNode) -> Bool {
-        let ta = Self.updatedAt(a), tb = Self.updatedAt(b)
+        Self.later(a, b, time: Self.updatedAt)
+    }
+
+    /// The one ordering rule of the merge: the later time wins (none is older than any); on a
+    /// tie, the later canonical encoding.
+    private static func later(_ a: JSONNode, _ b: JSONNode, time: (JSONNode) -> Int64?) -> Bool {
+        let ta = time(a), tb = time(b)
         if ta != tb { return (ta ?? .min) > (tb ?? .min) }
         return !DocumentCoder.encode(a).lexicographicallyPrecedes(DocumentCoder.encode(b))
     }
@@ -51,7 +57,7 @@ public struct DocumentMerger: Sendable {
         var deleted: [String: JSONNode] = [:]
         for side in [a, b] {
             for (id, date) in side["deletedLogIDs"]?.objectValue ?? [:] {
-                if let existing = deleted[id], !laterDate(date, than: existing) { continue }
+                if let existing = deleted[id], !Self.later(date, existing, time: { $0.stringValue.flatMap(ArchiveDate.parse) }) { continue }
                 deleted[id] = date
             }
         }
@@ -81,12 +87,6 @@ public struct DocumentMerger: Sendable {
         merged["status"] = .string(Self.status(of: ordered).rawValue)
         merged["schemaVersion"] = .number("5")
         return .object(merged)
-    }
-
-    private func laterDate(_ a: JSONNode, than b: JSONNode) -> Bool {
-        let ta = a.stringValue.flatMap(ArchiveDate.parse), tb = b.stringValue.flatMap(ArchiveDate.parse)
-        if ta != tb { return (ta ?? .min) > (tb ?? .min) }
-        return !DocumentCoder.encode(a).lexicographicallyPrecedes(DocumentCoder.encode(b))
     }
 
     private static func order(_ log: JSONNode) -> Double {

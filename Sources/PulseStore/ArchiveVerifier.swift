@@ -235,15 +235,14 @@ public enum ArchiveVerifier {
 
     /// The difference between two document trees, by path, in `splits`, `workouts`, `stubs`.
     static func documentDifferences(_ archive: DocumentTree, _ store: DocumentTree) throws -> [String: StoreDifference] {
-        func group(_ path: DocumentPath) -> String { path.isStub ? "stubs" : path.kind == .split ? "splits" : "workouts" }
         var result = ["splits": StoreDifference(), "workouts": StoreDifference(), "stubs": StoreDifference()]
         let ours = Set(archive.documents), theirs = Set(store.documents)
-        for path in ours.subtracting(theirs) { result[group(path)]!.missing += 1 }
-        for path in theirs.subtracting(ours) { result[group(path)]!.extra += 1 }
+        for path in ours.subtracting(theirs) { result[path.group]!.missing += 1 }
+        for path in theirs.subtracting(ours) { result[path.group]!.extra += 1 }
         for path in ours.intersection(theirs) {
             let a = try archive.read(path), b = try store.read(path)
             if a != b, (try? JSONNode.parse(a)) == nil || (try? JSONNode.parse(a)) != (try? JSONNode.parse(b)) {
-                result[group(path)]!.changed += 1
+                result[path.group]!.changed += 1
             }
         }
         return result

@@ -101,7 +101,7 @@ public final class PulseStore {
     public func documentCounts() throws -> [String: Int] {
         var counts = ["splits": 0, "workouts": 0, "stubs": 0]
         for path in try DocumentTree(scanning: directory).documents {
-            counts[path.isStub ? "stubs" : path.kind == .split ? "splits" : "workouts", default: 0] += 1
+            counts[path.group, default: 0] += 1
         }
         return counts
     }

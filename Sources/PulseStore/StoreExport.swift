@@ -66,7 +66,7 @@ extension PulseStore {
         try target.commit()
         var documentCounts: [String: Int] = [:]
         for path in documents.tree.documents {
-            documentCounts[path.isStub ? "stubs" : path.kind == .split ? "splits" : "workouts", default: 0] += 1
+            documentCounts[path.group, default: 0] += 1
         }
         return ExportResult(path: path, formatVersion: options.formatVersion, tables: tables,
                             fileBytes: fileSink.bytesWritten, jsonBytes: counter.count,
