@@ -79,13 +79,26 @@ public enum ArchiveDate {
         let (seconds, ms) = floorDivide(millis, 1_000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civilDate(daysSinceEpoch: days)
-        appendDigits(year, 4, &out); out.append(0x2D)
-        appendDigits(month, 2, &out); out.append(0x2D)
-        appendDigits(day, 2, &out); out.append(0x54)
-        appendDigits(secondOfDay / 3_600, 2, &out); out.append(0x3A)
-        appendDigits(secondOfDay / 60 % 60, 2, &out); out.append(0x3A)
-        appendDigits(secondOfDay % 60, 2, &out); out.append(0x2E)
-        appendDigits(ms, 3, &out); out.append(0x5A)
+        // Filled in place on the stack and appended at once: a date is written for nearly
+        // every row of an export.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
+            func put(_ value: Int64, _ width: Int, at start: Int, then separator: UInt8) {
+                var v = value
+                for i in stride(from: start + width - 1, through: start, by: -1) {
+                    text[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
+                    v /= 10
+                }
+                text[start + width] = separator
+            }
+            put(year, 4, at: 0, then: 0x2D)
+            put(month, 2, at: 5, then: 0x2D)
+            put(day, 2, at: 8, then: 0x54)
+            put(secondOfDay / 3_600, 2, at: 11, then: 0x3A)
+            put(secondOfDay / 60 % 60, 2, at: 14, then: 0x3A)
+            put(secondOfDay % 60, 2, at: 17, then: 0x2E)
+            put(ms, 3, at: 20, then: 0x5A)
+            out.append(contentsOf: UnsafeBufferPointer(text))
+        }
     }
 
     // MARK: - Calendar arithmetic (proleptic Gregorian, UTC)
@@ -137,16 +150,5 @@ public enum ArchiveDate {
             value = value * 10 + Int64(c - 0x30)
         }
         return value
-    }
-
-    private static func appendDigits(_ value: Int64, _ width: Int, _ out: inout [UInt8]) {
-        var divisor: Int64 = 1
-        for _ in 1..<width { divisor *= 10 }
-        var v = value
-        while divisor > 0 {
-            out.append(UInt8(0x30 + v / divisor))
-            v %= divisor
-            divisor /= 10
-        }
     }
 }

@@ -19,6 +19,9 @@ public struct ArchiveReader {
     /// Records every problem the read can step over in `ArchiveSummary.problems` and goes on,
     /// instead of throwing the first (`verify` reports them all).
     public var collectsProblems = false
+    /// Hands each row of the app's dialect to the visitor with its JSON text, byte for byte
+    /// (`visit(row:text:at:of:)`): `verify` compares it with what an export writes.
+    public var keepsRowText = false
     /// The zone of local days the Android dialect needs (`coachNotificationRecords.dateKey`).
     public var timeZone: TimeZone = .current
 
@@ -140,11 +143,14 @@ public struct ArchiveReader {
             content = raw
         }
         let counted = CountingSource(content, limits: limits, compressed: gzip.map { reader in { reader.compressedBytes } })
-        let scanner = JSONScanner(source: counted, limits: limits)
+        // A gzip file is inflated ahead on a second thread while this one parses.
+        let readAhead = gzip.map { reader in ReadAheadSource(counted) { reader.compressedBytes } }
+        let scanner = JSONScanner(source: readAhead ?? counted, limits: limits)
         var summary = ArchiveSummary()
         summary.isCompressed = kind == .gzip
         summary.fileBytes = size
         var parser = EnvelopeParser(scanner: scanner, counted: counted, summary: summary, problems: ProblemSink(collects: collectsProblems))
+        parser.keepsRowText = keepsRowText
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         parser.dayKey = { millis in
@@ -159,7 +165,7 @@ public struct ArchiveReader {
         if let progress {
             let total = summary.fileBytes
             parser.reportRows = { rows in
-                progress(ReadProgress(rows: rows, bytesRead: gzip?.compressedBytes ?? counted.count, totalBytes: total))
+                progress(ReadProgress(rows: rows, bytesRead: readAhead?.compressedBytes ?? counted.count, totalBytes: total))
             }
         }
         return parser
@@ -208,6 +214,7 @@ struct EnvelopeParser {
     var probeDialect: () throws -> ArchiveDialect = { .ios }
     private var unknownNames: [String: Int] = [:]
     var reportRows: ((Int) -> Void)?
+    var keepsRowText = false
 
     let problems: ProblemSink
 
@@ -504,9 +511,14 @@ struct EnvelopeParser {
     private mutating func readTable<Visitor: ArchiveVisitor>(_ table: ArchiveTable, into visitor: inout Visitor) throws {
         try visitor.beginTable(table)
         var decoder = RowDecoder(table: table)
+        decoder.keepsText = keepsRowText
         let count = try readArray(at: table.key) { parser, index in
             if let row = try decoder.readRow(parser.scanner, index: index, scratch: &parser.scratch, problems: parser.problems) {
-                try parser.problems.recovering { try visitor.visit(row: row, at: index, of: table) }
+                if parser.keepsRowText {
+                    try parser.problems.recovering { try visitor.visit(row: row, text: decoder.rowText[...], at: index, of: table) }
+                } else {
+                    try parser.problems.recovering { try visitor.visit(row: row, at: index, of: table) }
+                }
             }
             parser.countRow()
         }

@@ -3,7 +3,11 @@
 ///
 /// A single description drives the JSON reader and writer, the SQLite schema, `inspect` and
 /// the replace wipe, so a table added here is carried everywhere or nowhere.
-public struct ArchiveTable: Sendable, Equatable, Hashable, CustomStringConvertible {
+///
+/// A class, not a struct: a table travels with every row through the reader, the worker
+/// threads and the writer, and one reference costs one retain where a struct of five arrays
+/// and strings cost five.
+public final class ArchiveTable: Sendable, Equatable, Hashable, CustomStringConvertible {
     /// The archive key, also the SQL table name (`measurements`, `sleepSessions`, …).
     public let key: String
     /// The field whose value is unique within the table (`id` for most).

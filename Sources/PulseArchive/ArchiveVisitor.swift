@@ -6,6 +6,9 @@
 public protocol ArchiveVisitor {
     mutating func beginTable(_ table: ArchiveTable) throws
     mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws
+    /// A row with its JSON text as the file has it, when the read keeps row text
+    /// (`ArchiveReader.keepsRowText`); by default the text is dropped.
+    mutating func visit(row: ArchiveRow, text: ArraySlice<UInt8>, at index: Int, of table: ArchiveTable) throws
     mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws
     mutating func visitSetting(key: String, value: String) throws
     mutating func visitAttachment(name: String, contents: [UInt8]) throws
@@ -21,6 +24,9 @@ public protocol ArchiveVisitor {
 extension ArchiveVisitor {
     public mutating func beginTable(_ table: ArchiveTable) throws {}
     public mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {}
+    public mutating func visit(row: ArchiveRow, text: ArraySlice<UInt8>, at index: Int, of table: ArchiveTable) throws {
+        try visit(row: row, at: index, of: table)
+    }
     public mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws {}
     public mutating func visitSetting(key: String, value: String) throws {}
     public mutating func visitAttachment(name: String, contents: [UInt8]) throws {}

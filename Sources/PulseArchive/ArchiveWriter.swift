@@ -203,12 +203,12 @@ public enum ArchiveWriter {
 
     private static func writeRows(of table: ArchiveTable, from content: some ArchiveContent, to out: JSONOutput,
                                   progress: (Int) -> Void) throws -> Int {
-        let names = table.fields.map { Array($0.name.utf8) }
+        let encoding = RowEncoding(table: table)
         var written = 0
         out.byte(0x5B)
         try content.forEachRow(of: table) { row in
             if written > 0 { out.byte(0x2C) }
-            try writeRow(row, of: table, names: names, index: written, to: out)
+            try out.appending { try encoding.append(row, index: written, to: &$0) }
             written += 1
             progress(written)
             try out.flushIfFull()
@@ -216,30 +216,63 @@ public enum ArchiveWriter {
         out.byte(0x5D)
         return written
     }
+}
 
-    /// One row object, keys sorted, nil optionals omitted.
-    static func writeRow(_ row: ArchiveRow, of table: ArchiveTable, names: [[UInt8]], index: Int, to out: JSONOutput) throws {
-        out.byte(0x7B)
+/// How the writer writes the rows of one table: objects with sorted keys, nil optionals
+/// omitted. The members' `"name":` prefixes are built once per table, not once per row.
+struct RowEncoding {
+    /// A field in the order it is written, with the `"name":` that starts its member.
+    private struct Member {
+        let field: Int
+        let isOptional: Bool
+        let prefix: Range<Int>
+    }
+
+    let table: ArchiveTable
+    private let members: [Member]
+    /// Every member's `"name":`, back to back.
+    private let prefixes: [UInt8]
+
+    init(table: ArchiveTable) {
+        self.table = table
+        var prefixes: [UInt8] = []
+        members = table.sortedFieldIndices.map { i in
+            let start = prefixes.count
+            JSONText.appendString(table.fields[i].name, to: &prefixes)
+            prefixes.append(0x3A)
+            return Member(field: i, isOptional: table.fields[i].isOptional, prefix: start..<prefixes.count)
+        }
+        self.prefixes = prefixes
+    }
+
+    /// - Throws: `ArchiveError` for a required field without a value.
+    func append(_ row: ArchiveRow, index: Int, to out: inout [UInt8]) throws {
+        out.append(0x7B)
         var first = true
-        for i in table.sortedFieldIndices {
-            let value = row[i]
-            if value.isNull {
-                if table.fields[i].isOptional { continue }
-                throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: the required field \"\(table.fields[i].name)\" has no value")
-            }
-            if !first { out.byte(0x2C) }
-            first = false
-            out.key(names[i])
-            switch value {
-            case .null: break
-            case .int(let v): out.int(v)
-            case .double(let v): out.double(v)
-            case .bool(let v): out.bool(v)
-            case .string(let v): out.string(v)
-            case .date(let v): try out.date(v)
+        try prefixes.withUnsafeBufferPointer { prefixes in
+            for member in members {
+                let value = row.values[member.field]
+                if value.isNull {
+                    if member.isOptional { continue }
+                    throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: the required field \"\(table.fields[member.field].name)\" has no value")
+                }
+                if !first { out.append(0x2C) }
+                first = false
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: prefixes[member.prefix]))
+                switch value {
+                case .null: break
+                case .int(let v): JSONText.appendInteger(v, to: &out)
+                case .double(let v): JSONText.appendNumber(v, to: &out)
+                case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
+                case .string(let v): JSONText.appendString(v, to: &out)
+                case .date(let v):
+                    out.append(0x22)
+                    try ArchiveDate.append(v, to: &out)
+                    out.append(0x22)
+                }
             }
         }
-        out.byte(0x7D)
+        out.append(0x7D)
     }
 }
 

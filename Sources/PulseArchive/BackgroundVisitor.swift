@@ -1,5 +1,19 @@
 import Foundation
 
+/// A visitor call on its way to the worker. Kept outside the generic class so that queuing one
+/// needs no generic metadata at run time; a row travels without its table (the worker knows it
+/// from the `begin` before it).
+private enum VisitorCall {
+    case begin(ArchiveTable)
+    case row(ArchiveRow, Int)
+    case end(ArchiveTable, Int)
+    case setting(String, String)
+    case attachment(String, [UInt8])
+    case document(DocumentPath, JSONNode, [UInt8]?)
+    case documentFile(DocumentPath, [UInt8])
+    case extensionRow(ExtensionTable, JSONNode, Int)
+}
+
 /// Delivers a read's visitor calls to `base` on a thread of its own, in order, so that
 /// decompressing and parsing (the reader's thread) and what the visitor does with the rows
 /// (inserting them into SQLite) use both cores. Calls travel in batches; at most `capacity`
@@ -8,22 +22,13 @@ import Foundation
 /// An error the base visitor throws reaches the reader at its next call, like an error thrown
 /// in place; `finish` returns the base visitor once everything was delivered.
 public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, ArchiveVisitor, @unchecked Sendable {
-    private enum Call {
-        case begin(ArchiveTable)
-        case row(ArchiveRow, Int, ArchiveTable)
-        case end(ArchiveTable, Int)
-        case setting(String, String)
-        case attachment(String, [UInt8])
-        case document(DocumentPath, JSONNode, [UInt8]?)
-        case documentFile(DocumentPath, [UInt8])
-        case extensionRow(ExtensionTable, JSONNode, Int)
-    }
-
     private var base: Base
     private let batchSize: Int
-    private let queue: BoundedQueue<[Call]>
+    private let queue: BoundedQueue<[VisitorCall]>
     /// Filled on the reader's thread only.
-    private var pending: [Call] = []
+    private var pending: [VisitorCall] = []
+    /// The table whose rows are being delivered, on the worker's thread only.
+    private var table: ArchiveTable?
     /// What the base visitor threw; written by the worker before `finished` is signalled.
     private var deliveryError: Error?
 
@@ -54,11 +59,12 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
         return deliveryError
     }
 
-    private func submit(_ call: Call) throws {
+    private func submit(_ call: VisitorCall) throws {
         pending.append(call)
         if pending.count >= batchSize {
             try queue.push(pending)
-            pending.removeAll(keepingCapacity: true)
+            pending = []
+            pending.reserveCapacity(batchSize)
         }
     }
 
@@ -78,11 +84,15 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
         }
     }
 
-    private func deliver(_ call: Call) throws {
+    private func deliver(_ call: VisitorCall) throws {
         switch call {
-        case .begin(let table): try base.beginTable(table)
-        case .row(let row, let index, let table): try base.visit(row: row, at: index, of: table)
-        case .end(let table, let count): try base.endTable(table, rowCount: count)
+        case .begin(let table):
+            self.table = table
+            try base.beginTable(table)
+        case .row(let row, let index): try base.visit(row: row, at: index, of: table!)
+        case .end(let table, let count):
+            self.table = nil
+            try base.endTable(table, rowCount: count)
         case .setting(let key, let value): try base.visitSetting(key: key, value: value)
         case .attachment(let name, let contents): try base.visitAttachment(name: name, contents: contents)
         case .document(let path, let node, let bytes): try base.visitDocument(path, document: node, originalBytes: bytes)
@@ -92,7 +102,7 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
     }
 
     public func beginTable(_ table: ArchiveTable) throws { try submit(.begin(table)) }
-    public func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws { try submit(.row(row, index, table)) }
+    public func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws { try submit(.row(row, index)) }
     public func endTable(_ table: ArchiveTable, rowCount: Int) throws { try submit(.end(table, rowCount)) }
     public func visitSetting(key: String, value: String) throws { try submit(.setting(key, value)) }
     public func visitAttachment(name: String, contents: [UInt8]) throws { try submit(.attachment(name, contents)) }
@@ -102,4 +112,3 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
     public func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws { try submit(.documentFile(path, contents)) }
     public func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws { try submit(.extensionRow(table, row, index)) }
 }
-

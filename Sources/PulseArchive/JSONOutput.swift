@@ -24,6 +24,11 @@ final class JSONOutput {
 
     @inline(__always) func byte(_ c: UInt8) { buffer.append(c) }
 
+    /// Lets `body` append to the buffer directly: one access for a whole row.
+    func appending(_ body: (inout [UInt8]) throws -> Void) rethrows {
+        try body(&buffer)
+    }
+
     func raw(_ text: StaticString) {
         text.withUTF8Buffer { buffer.append(contentsOf: $0) }
     }
@@ -97,16 +102,22 @@ public enum JSONText {
     }
 
     static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
-        if value == 0 { out.append(0x30); return }
         if value < 0 { out.append(0x2D) }
         var magnitude = value.magnitude
-        var digits: [UInt8] = []
-        while magnitude > 0 {
-            digits.append(UInt8(0x30 + magnitude % 10))
-            magnitude /= 10
+        // Digits from the right, in a scratch buffer on the stack: no allocation per number.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(truncatingIfNeeded: 0x30 + magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
-        out.append(contentsOf: digits.reversed())
     }
+
+    static let trueLiteral: [UInt8] = Array("true".utf8)
+    static let falseLiteral: [UInt8] = Array("false".utf8)
 
     static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(0x22)

@@ -17,6 +17,10 @@ final class JSONScanner {
     private var end = 0
     private var bytesBeforeBuffer: Int64 = 0
     private var sourceEnded = false
+    /// Where the text being captured starts in the buffer (`beginCapture`), and what of it
+    /// earlier buffers held.
+    private var captureStart: Int?
+    private var captured: [UInt8] = []
     let limits: ArchiveLimits
 
     init(source: ByteSource, limits: ArchiveLimits, capacity: Int = 256 * 1024) {
@@ -37,6 +41,10 @@ final class JSONScanner {
     private func refill() throws -> Bool {
         if position < end { return true }
         if sourceEnded { return false }
+        if let start = captureStart {
+            captured.append(contentsOf: UnsafeBufferPointer(start: buffer + start, count: end - start))
+            captureStart = 0
+        }
         bytesBeforeBuffer += Int64(end)
         position = 0
         end = 0
@@ -66,6 +74,20 @@ final class JSONScanner {
     }
 
     @inline(__always) func advance() { position += 1 }
+
+    /// Starts keeping the text read from the next byte on (a row's JSON text for `verify`).
+    func beginCapture() {
+        captured.removeAll(keepingCapacity: true)
+        captureStart = position
+    }
+
+    /// Appends the text read since `beginCapture`, byte for byte, to `out`.
+    func endCapture(into out: inout [UInt8]) {
+        guard let start = captureStart else { return }
+        captureStart = nil
+        out.append(contentsOf: captured)
+        out.append(contentsOf: UnsafeBufferPointer(start: buffer + start, count: position - start))
+    }
 
     private func nextRawByte() throws -> UInt8 {
         if position >= end, try !refill() { throw unexpectedEnd() }
@@ -108,6 +130,34 @@ final class JSONScanner {
     func readStringBytes(into out: inout [UInt8]) throws {
         out.removeAll(keepingCapacity: true)
         try expect(0x22, "a string")
+        try readStringContent(into: &out)
+    }
+
+    /// Reads a string (the opening quote next) and hands its raw UTF-8, escapes decoded, to
+    /// `body`. A string without escapes that lies whole in the buffer (most strings of an
+    /// archive) is handed over in place, without a copy; any other goes through `scratch`.
+    /// `body` must not keep the pointer.
+    func withString<T>(scratch: inout [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
+        try expect(0x22, "a string")
+        var i = position
+        while i < end {
+            let c = buffer[i]
+            if c == 0x22 {
+                let span = UnsafeBufferPointer(start: buffer + position, count: i - position)
+                if span.count > limits.maxStringBytes { throw stringTooLong() }
+                position = i + 1
+                return try body(span)
+            }
+            if c == 0x5C || c < 0x20 { break }
+            i += 1
+        }
+        scratch.removeAll(keepingCapacity: true)
+        try readStringContent(into: &scratch)
+        return try scratch.withUnsafeBufferPointer(body)
+    }
+
+    /// The rest of a string after its opening quote, through the closing one.
+    private func readStringContent(into out: inout [UInt8]) throws {
         while true {
             // Fast path: copy the run of plain bytes within the buffer.
             var i = position

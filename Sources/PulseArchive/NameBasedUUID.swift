@@ -38,9 +38,10 @@ public enum NameBasedUUID {
     }
 }
 
-/// SHA-1 (FIPS 180-4), only for name-based UUIDs: not for anything that needs a secure hash.
-enum SHA1 {
-    static func hash(_ message: [UInt8]) -> [UInt8] {
+/// SHA-1 (FIPS 180-4), for name-based UUIDs and for `verify`'s fingerprints of attachments and
+/// documents: not for anything that needs a secure hash.
+public enum SHA1 {
+    public static func hash(_ message: [UInt8]) -> [UInt8] {
         var h: [UInt32] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0]
         var padded = message
         padded.append(0x80)

@@ -13,6 +13,10 @@ struct RowDecoder {
     private let sortedToField: [Int]
     private var seen: [Bool]
     private(set) var unknownFields: [String: Int] = [:]
+    /// Keep each row's JSON text (`ArchiveReader.keepsRowText`) in `rowText`.
+    var keepsText = false
+    /// The last row's text, when `keepsText`.
+    private(set) var rowText: [UInt8] = []
 
     init(table: ArchiveTable) {
         self.table = table
@@ -31,6 +35,7 @@ struct RowDecoder {
             try problems.report(ArchiveError(.invalidValue, "\(table.key)[\(index)]: expected a row object, found \(ValueParsing.jsonKind(c))", table: table.key))
             return nil
         }
+        if keepsText { scanner.beginCapture() }
         scanner.advance()
         try scanner.checkDepth(3)
         var row = ArchiveRow(table: table)
@@ -45,10 +50,16 @@ struct RowDecoder {
             // Files written with sorted keys hit the hint every time.
             var hint = 0
             repeat {
-                try scanner.readStringBytes(into: &scratch)
+                let found = try scanner.withString(scratch: &scratch) { name -> Result<Int, UnknownName> in
+                    if let sortedIndex = lookup(name, hint: hint) { return .success(sortedIndex) }
+                    return .failure(UnknownName(text: String(validating: name, as: UTF8.self)))
+                }
                 try scanner.expect(0x3A, "':'")
-                guard let sortedIndex = lookup(scratch, hint: hint) else {
-                    if let name = String(validating: scratch, as: UTF8.self) {
+                let sortedIndex: Int
+                switch found {
+                case .success(let index): sortedIndex = index
+                case .failure(let unknown):
+                    if let name = unknown.text {
                         unknownFields[name, default: 0] += 1
                     } else {
                         try fail("\(table.key)[\(index)]: a field name is not valid UTF-8")
@@ -73,15 +84,27 @@ struct RowDecoder {
                 }
             } while try scanner.continues(closer: 0x7D)
         }
+        if keepsText {
+            rowText.removeAll(keepingCapacity: true)
+            scanner.endCapture(into: &rowText)
+        }
         for (i, field) in table.fields.enumerated() where !field.isOptional && row[i].isNull && !failedFields.contains(i) {
             try fail("\(table.key)[\(index)]: \(seen[i] ? "null in" : "missing") the required field \"\(field.name)\"")
         }
         return valid ? row : nil
     }
 
-    private func lookup(_ name: [UInt8], hint: Int) -> Int? {
-        if hint < sortedNames.count, sortedNames[hint] == name { return hint }
-        return sortedNames.firstIndex(of: name)
+    private func lookup(_ name: UnsafeBufferPointer<UInt8>, hint: Int) -> Int? {
+        func matches(_ candidate: [UInt8]) -> Bool {
+            candidate.count == name.count && candidate.withUnsafeBufferPointer { memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }
+        }
+        if hint < sortedNames.count, matches(sortedNames[hint]) { return hint }
+        return sortedNames.firstIndex(where: matches)
+    }
+
+    /// A field name the table does not have; nil text when it is not valid UTF-8.
+    private struct UnknownName: Error {
+        let text: String?
     }
 
     /// Why a value does not fit its field, after the whole value was consumed.
@@ -105,27 +128,32 @@ struct RowDecoder {
         switch field.type {
         case .string:
             guard c == 0x22 else { return try mismatch("a string") }
-            try scanner.readStringBytes(into: &scratch)
-            guard let text = String(validating: scratch, as: UTF8.self) else { return .failure(ValueProblem(detail: "the string is not valid UTF-8")) }
-            return .success(.string(text))
+            return try scanner.withString(scratch: &scratch) { bytes in
+                // Pure ASCII (nearly every value) needs no validation beyond the byte range.
+                if bytes.allSatisfy({ $0 < 0x80 }) { return .success(.string(String(decoding: bytes, as: UTF8.self))) }
+                guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(ValueProblem(detail: "the string is not valid UTF-8")) }
+                return .success(.string(text))
+            }
         case .uuid:
             guard c == 0x22 else { return try mismatch("a UUID string") }
-            try scanner.readStringBytes(into: &scratch)
-            guard let uuid = scratch.withUnsafeBufferPointer({ CanonicalUUID.canonical($0) }) else {
-                return .failure(ValueProblem(detail: "not a UUID: \(ValueParsing.quoted(scratch))"))
+            return try scanner.withString(scratch: &scratch) { bytes in
+                guard let uuid = CanonicalUUID.canonical(bytes) else {
+                    return .failure(ValueProblem(detail: "not a UUID: \(ValueParsing.quoted(Array(bytes)))"))
+                }
+                return .success(.string(uuid))
             }
-            return .success(.string(uuid))
         case .date:
             if isNumber {
                 try scanner.readNumberLiteral(into: &scratch)
                 return .failure(ValueProblem(detail: "unrecognized date \(String(decoding: scratch, as: UTF8.self)) (dates are ISO-8601 strings)"))
             }
             guard c == 0x22 else { return try mismatch("a date string") }
-            try scanner.readStringBytes(into: &scratch)
-            guard let millis = scratch.withUnsafeBufferPointer({ ArchiveDate.parse($0) }) else {
-                return .failure(ValueProblem(detail: "unrecognized date \(ValueParsing.quoted(scratch))"))
+            return try scanner.withString(scratch: &scratch) { bytes in
+                guard let millis = ArchiveDate.parse(bytes) else {
+                    return .failure(ValueProblem(detail: "unrecognized date \(ValueParsing.quoted(Array(bytes)))"))
+                }
+                return .success(.date(millis))
             }
-            return .success(.date(millis))
         case .int:
             guard isNumber else { return try mismatch("an integer") }
             try scanner.readNumberLiteral(into: &scratch)

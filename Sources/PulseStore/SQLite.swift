@@ -16,8 +16,15 @@ final class SQLiteDatabase {
     /// Statements prepared once and reused, by SQL text.
     private var statementCache: [String: SQLiteStatement] = [:]
 
+    /// Process-wide settings, made once before the first connection opens.
+    private static let configured: Bool = {
+        _ = pulse_sqlite3_disable_memory_statistics()
+        return true
+    }()
+
     /// Opens (creating if allowed) the database file at `path`.
     init(path: String, create: Bool) throws {
+        _ = Self.configured
         self.path = path
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX

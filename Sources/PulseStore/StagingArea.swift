@@ -70,25 +70,6 @@ final class StagingArea {
         return summary
     }
 
-    /// Reads the archive into staging, collecting every problem it can step over (`verify`):
-    /// a row with a problem is left out, the read goes on.
-    /// - Throws: `ArchiveReader.Interrupted` when a fatal problem stops the read.
-    func stageCollectingProblems(_ reader: ArchiveReader) throws -> ArchiveSummary {
-        try database.execute("BEGIN")
-        var visitor = BackgroundVisitor(try StagingVisitor(database: database, documentRoot: archiveTree, collectsProblems: true))
-        var summary: ArchiveSummary
-        do {
-            summary = try reader.collectProblems(into: &visitor)
-        } catch let interrupted as ArchiveReader.Interrupted {
-            _ = visitor.stop()
-            throw interrupted
-        }
-        // Duplicates are found by the inserts on the worker: reported with the reader's problems.
-        summary.problems += try visitor.finish().problems
-        try database.execute("COMMIT")
-        return summary
-    }
-
     /// Removes staging files a killed import left in `directory`.
     static func removeLeftovers(in directory: String) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []

@@ -7,8 +7,8 @@ public final class StoreRowWriter {
     private let insertSetting: SQLiteStatement
     private let insertAttachment: SQLiteStatement
     private var insertExtension: [ExtensionTable: SQLiteStatement] = [:]
-    /// Rows added per table key.
-    public private(set) var rowsAdded: [String: Int] = [:]
+    /// The statement of the table rows came for last: rows come a table at a time.
+    private var current: (key: String, insert: SQLiteStatement)?
 
     init(database: SQLiteDatabase) throws {
         for table in ArchiveTable.all {
@@ -34,14 +34,19 @@ public final class StoreRowWriter {
 
     /// - Throws: `SQLiteStatement.StepError` (unique violations included) or `StoreError`.
     public func add(_ row: ArchiveRow, to table: ArchiveTable) throws {
-        let insert = inserts[table.key]!
+        let insert: SQLiteStatement
+        if let current, current.key == table.key {
+            insert = current.insert
+        } else {
+            insert = inserts[table.key]!
+            current = (table.key, insert)
+        }
         do {
             try insert.run(row.values)
         } catch {
             insert.reset()
             throw error
         }
-        rowsAdded[table.key, default: 0] += 1
     }
 
     public func setSetting(_ key: String, _ value: String) throws {

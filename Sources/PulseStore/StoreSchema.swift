@@ -19,12 +19,40 @@ enum StoreSchema {
         }
     }
 
-    static func createTable(_ table: ArchiveTable) -> String {
+    /// - Parameter unique: false leaves out the unique constraint (`verify`'s round trip).
+    static func createTable(_ table: ArchiveTable, unique: Bool = true) -> String {
         var columns = table.fields.map { field in
             "\(quoted(field.name)) \(columnType(field.type))\(field.isOptional ? "" : " NOT NULL")"
         }
-        columns.append("UNIQUE (\(quoted(table.uniqueKey)))")
+        if unique { columns.append("UNIQUE (\(quoted(table.uniqueKey)))") }
         return "CREATE TABLE \(quoted(table.key)) (\n  \(columns.joined(separator: ",\n  "))\n)"
+    }
+
+    static let createSettings = """
+        CREATE TABLE "settings" (
+          "key" TEXT NOT NULL PRIMARY KEY,
+          "value" TEXT NOT NULL
+        )
+        """
+
+    static let createAttachments = """
+        CREATE TABLE "attachments" (
+          "file" TEXT NOT NULL PRIMARY KEY,
+          "contents" BLOB NOT NULL
+        )
+        """
+
+    static func createExtensionTable(_ table: ExtensionTable) -> String {
+        #"CREATE TABLE "\#(table.rawValue)" ("\#(table.uniqueKey)" TEXT NOT NULL UNIQUE, "row" TEXT NOT NULL)"#
+    }
+
+    /// The tables of `verify`'s temporary store: the store's tables and columns, without the
+    /// unique constraints and indexes of the archive tables. An index changes no value, and
+    /// `verify` checks unique keys on its own, in sorted runs; settings, attachments and
+    /// extension rows keep theirs (they are few, and a repeat among them shows as a violation).
+    static var roundTripTables: [String] {
+        ArchiveTable.all.map { createTable($0, unique: false) } + [createSettings, createAttachments]
+            + ExtensionTable.allCases.map(createExtensionTable)
     }
 
     static func columnList(_ table: ArchiveTable) -> String {
@@ -52,20 +80,7 @@ struct StoreMigration {
     static let all: [StoreMigration] = [
         StoreMigration(
             name: "createArchiveTables",
-            sql: ArchiveTable.all.map(StoreSchema.createTable) + [
-                """
-                CREATE TABLE "settings" (
-                  "key" TEXT NOT NULL PRIMARY KEY,
-                  "value" TEXT NOT NULL
-                )
-                """,
-                """
-                CREATE TABLE "attachments" (
-                  "file" TEXT NOT NULL PRIMARY KEY,
-                  "contents" BLOB NOT NULL
-                )
-                """,
-            ]
+            sql: ArchiveTable.all.map { StoreSchema.createTable($0) } + [StoreSchema.createSettings, StoreSchema.createAttachments]
         ),
         StoreMigration(
             name: "createReadinessIndexes",
@@ -89,9 +104,7 @@ struct StoreMigration {
         // whole as a JSON object per row, keyed by the row's unique value.
         StoreMigration(
             name: "createExtensionTables",
-            sql: ExtensionTable.allCases.map { table in
-                #"CREATE TABLE "\#(table.rawValue)" ("\#(table.uniqueKey)" TEXT NOT NULL UNIQUE, "row" TEXT NOT NULL)"#
-            }
+            sql: ExtensionTable.allCases.map(StoreSchema.createExtensionTable)
         ),
     ]
 

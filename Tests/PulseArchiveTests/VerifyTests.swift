@@ -106,28 +106,58 @@ struct VerifyTests {
     }
 }
 
-@Suite("The round-trip comparer")
-struct RoundTripComparerTests {
-    @Test("an archive read back against a store that differs in a row, a setting, an attachment and a document: each is counted")
+@Suite("The round trip's comparisons")
+struct RoundTripComparisonTests {
+    @Test("a row the temporary store gives back changed is counted, and so are a setting, an attachment and a document")
     func detectsDifferences() throws {
         let dir = TemporaryDirectory()
-        try StoreFixtures.demoStore(dir.file("s"), days: 2)
-        _ = try StoreFixtures.export(dir.file("s"), to: dir.file("s.json.gz"))
-        try PulseStore.withExclusiveAccess(dir.file("s"), create: false) { store in
-            var same = try RoundTripComparer(store: store, database: try SQLiteDatabase(path: store.databasePath, create: false))
-            let summary = try ArchiveReader(path: dir.file("s.json.gz")).read(into: &same)
-            try same.finish(summary: summary)
-            #expect(same.differences.isEmpty, "\(same.differences)")
+        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: nil)
+        let table = ArchiveTable.measurements
+        try roundTrip.begin(.table(table))
+        for i in 0..<3 { try roundTrip.add(RowFactory.minimal(table, index: i), of: table, at: i) }
+        // What a faulty restore would do: the store changes a value before the export reads it.
+        try roundTrip.database.execute(#"UPDATE "measurements" SET "value" = "value" + 1 WHERE rowid = 2"#)
+        try roundTrip.end()
+        #expect(roundTrip.differences == ["measurements": 1])
 
-            try store.database.execute(#"UPDATE "measurements" SET "value" = "value" + 1 WHERE rowid = 3"#)
-            try store.database.execute(#"UPDATE "settings" SET "value" = '{}' WHERE "key" = 'pulseloop.metricprefs.v1'"#)
-            try store.database.execute(#"DELETE FROM "attachments""#)
-            let split = try #require(try DocumentTree(scanning: store.directory).documents.first { $0.kind == .split && !$0.isStub })
-            try PulseStore.writeDocument(.object(["schemaVersion": .number("3")]), at: split, storeDirectory: store.directory)
-            var changed = try RoundTripComparer(store: store, database: try SQLiteDatabase(path: store.databasePath, create: false))
-            try changed.finish(summary: try ArchiveReader(path: dir.file("s.json.gz")).read(into: &changed))
-            #expect(changed.differences["measurements"] == 1 && changed.differences["settings"] == 1)
-            #expect(changed.differences["attachments"] == 1 && changed.differences["documents"] == 1)
-        }
+        #expect(try roundTrip.addSetting("pulseloop.metricprefs.v1", #"{"distanceUnit":"km"}"#))
+        #expect(try !roundTrip.addSetting("pulseloop.metricprefs.v1", "{}"), "a repeated key is refused")
+        #expect(try roundTrip.addAttachment("photo.jpg", [1, 2, 3]))
+        let split = try DocumentPath("Splits/01J0000000000000000000000A.json")
+        try roundTrip.addDocument(split, bytes: Array(#"{"schemaVersion":3}"#.utf8))
+        try roundTrip.database.execute(#"UPDATE "settings" SET "value" = '{}'"#)
+        try roundTrip.database.execute(#"DELETE FROM "attachments""#)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: dir.file("rt/tree/Splits/01J0000000000000000000000A.json")))
+        try roundTrip.finish()
+        #expect(roundTrip.differences == ["measurements": 1, "settings": 1, "attachments": 1, "documents": 1], "\(roundTrip.differences)")
+        #expect(roundTrip.failure == nil)
+    }
+
+    @Test("a restored row the writer cannot write stops the round trip with a message naming it")
+    func refusedRow() throws {
+        let dir = TemporaryDirectory()
+        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: nil)
+        let table = ArchiveTable.devices
+        var row = RowFactory.minimal(table, index: 0)
+        row[table.fieldIndex("name")!] = .null
+        try roundTrip.begin(.table(table))
+        try roundTrip.add(row, of: table, at: 7)
+        #expect(roundTrip.failure?.contains("devices[7] could not be restored") == true, "\(roundTrip.failure ?? "nil")")
+    }
+
+    @Test("row text: canonical text is accepted as it is; other text is read back and compared")
+    func rowText() throws {
+        let table = ArchiveTable.measurements
+        let codec = RowTextCodec(table: table)
+        let row = RowFactory.minimal(table, index: 4)
+        var canonical: [UInt8] = []
+        try RowEncoding(table: table).append(row, index: 0, to: &canonical)
+        #expect(try codec.writes(row, as: canonical[...], index: 0))
+        let spaced = Array(String(decoding: canonical, as: UTF8.self).replacingOccurrences(of: ",", with: ", ").utf8)
+        #expect(try !codec.writes(row, as: spaced[...], index: 0))
+        #expect(try codec.writtenAndReadBack(row, index: 0).isIdentical(to: row))
+        var negativeZero = row
+        negativeZero[table.fieldIndex("value")!] = .double(-0.0)
+        #expect(!negativeZero.isIdentical(to: { var r = row; r[table.fieldIndex("value")!] = .double(0); return r }()))
     }
 }

@@ -1,0 +1,74 @@
+/// Reads a source ahead on a thread of its own, a few chunks at a time, so that inflating a
+/// gzip archive and parsing its JSON use two cores. Errors reach the reader in their place in
+/// the stream; when the reader stops early (it is released), the thread stops too.
+final class ReadAheadSource: ByteSource {
+    /// A chunk of the stream, with how much of the compressed file was read to produce it.
+    fileprivate struct Chunk {
+        let bytes: [UInt8]
+        let compressedBytes: Int64
+    }
+
+    private let queue: BoundedQueue<Chunk>
+    private let producer: Producer
+    private var current: [UInt8] = []
+    private var offset = 0
+    /// The compressed bytes behind what `read` has returned so far (for progress).
+    private(set) var compressedBytes: Int64 = 0
+
+    /// - Parameter compressedBytes: read on the reading-ahead thread after each chunk.
+    init(_ base: ByteSource, compressedBytes: @escaping () -> Int64, chunkSize: Int = 256 * 1024, capacity: Int = 8) {
+        queue = BoundedQueue(capacity: capacity)
+        producer = Producer(base: base, queue: queue, compressedBytes: compressedBytes, chunkSize: chunkSize)
+        producer.start(named: "pulse-archive read-ahead")
+    }
+
+    deinit {
+        queue.fail(CancellationError())
+        producer.join()
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if offset >= current.count {
+            guard let next = try queue.pop() else { return 0 }
+            current = next.bytes
+            compressedBytes = next.compressedBytes
+            offset = 0
+        }
+        let n = min(buffer.count, current.count - offset)
+        current.withUnsafeBytes { source in
+            buffer.baseAddress!.copyMemory(from: source.baseAddress! + offset, byteCount: n)
+        }
+        offset += n
+        return n
+    }
+
+    /// The thread's side: reads the base source into chunks until its end or an error.
+    private final class Producer: BackgroundWorker, @unchecked Sendable {
+        let base: ByteSource
+        let queue: BoundedQueue<Chunk>
+        let compressedBytes: () -> Int64
+        let chunkSize: Int
+
+        init(base: ByteSource, queue: BoundedQueue<Chunk>, compressedBytes: @escaping () -> Int64, chunkSize: Int) {
+            self.base = base
+            self.queue = queue
+            self.compressedBytes = compressedBytes
+            self.chunkSize = chunkSize
+        }
+
+        override func drain() {
+            do {
+                while true {
+                    var chunk = [UInt8](repeating: 0, count: chunkSize)
+                    let n = try chunk.withUnsafeMutableBytes { try base.read(into: $0) }
+                    if n == 0 { break }
+                    chunk.removeSubrange(n...)
+                    try queue.push(Chunk(bytes: chunk, compressedBytes: compressedBytes()))
+                }
+                queue.close()
+            } catch {
+                queue.fail(error)
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One table's rows as the text an export writes for them, and back again, through the very
+/// functions the archive writer and reader use for every row. `verify` uses it for the codec's
+/// half of its round trip.
+public final class RowTextCodec {
+    private let encoding: RowEncoding
+    private var text: [UInt8] = []
+    private var scratch: [UInt8] = []
+
+    public init(table: ArchiveTable) {
+        encoding = RowEncoding(table: table)
+    }
+
+    /// Whether an export writes `row` as exactly `original`. When it does, reading the export
+    /// gives back what reading `original` gave.
+    /// - Throws: `ArchiveError` when the row cannot be written (a required field without a value).
+    public func writes(_ row: ArchiveRow, as original: ArraySlice<UInt8>, index: Int) throws -> Bool {
+        text.removeAll(keepingCapacity: true)
+        try encoding.append(row, index: index, to: &text)
+        return text.count == original.count && text.withUnsafeBytes { a in
+            original.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+        }
+    }
+
+    /// `row` written as an export writes it, then read back as an import reads it.
+    /// - Throws: `ArchiveError` when the row cannot be written, or its text not read back.
+    public func writtenAndReadBack(_ row: ArchiveRow, index: Int) throws -> ArchiveRow {
+        text.removeAll(keepingCapacity: true)
+        try encoding.append(row, index: index, to: &text)
+        let table = encoding.table
+        let scanner = JSONScanner(source: MemorySource(text), limits: .standard, capacity: max(16, text.count))
+        var decoder = RowDecoder(table: table)
+        guard let decoded = try decoder.readRow(scanner, index: index, scratch: &scratch, problems: ProblemSink(collects: false)) else {
+            throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: the written row does not read back", table: table.key)
+        }
+        try scanner.expectEnd()
+        return decoded
+    }
+}

@@ -1,0 +1,465 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import PulseArchive
+
+/// The keys of one table (or the values of one reference column) as an archive streams past,
+/// sorted in bounded memory: a few megabytes at a time are sorted and spilled to a private run
+/// file, and the runs are merged when asked. `verify` finds repeated keys and dangling
+/// references this way, without a database and without holding a table in memory.
+///
+/// Keys are compared by their encoding (`KeyEncoding`), which is equal exactly when the
+/// store's unique constraint would call two values equal.
+final class SortedKeyRuns {
+    /// One key with the index of the row it came from.
+    private struct Entry {
+        var key: SortKey
+        /// Where the key's bytes beyond the first 16 are, in `bytes`.
+        var offset: Int
+        var row: Int
+    }
+
+    private let directory: String
+    private let name: String
+    private let memoryBudget: Int
+    /// The bytes of keys longer than 16 beyond their first 16, back to back.
+    private var bytes: [UInt8] = []
+    private var entries: [Entry] = []
+    private var runs: [Run] = []
+    private var scratch: [UInt8] = []
+    private(set) var count = 0
+
+    /// - Parameters:
+    ///   - directory: a private directory for the run files.
+    ///   - memoryBudget: bytes of keys held before a run is spilled.
+    init(directory: String, name: String, memoryBudget: Int = 8 << 20) {
+        self.directory = directory
+        self.name = name
+        self.memoryBudget = memoryBudget
+    }
+
+    func add(_ value: FieldValue, row: Int) throws {
+        let offset = bytes.count
+        let key = SortKey(value, rest: &bytes, scratch: &scratch)
+        entries.append(Entry(key: key, offset: offset, row: row))
+        count += 1
+        if bytes.count + entries.count * MemoryLayout<Entry>.stride >= memoryBudget { try spill() }
+    }
+
+    /// Sorts what is left in memory; a small remainder stays there, a large one is spilled.
+    /// Either way the buffers are let go: a table's keys are complete.
+    func seal() throws {
+        guard !entries.isEmpty else { return }
+        if bytes.count + entries.count * MemoryLayout<Entry>.stride > memoryBudget / 16 {
+            try spill()
+        } else {
+            sortEntries()
+            runs.append(.memory(MemoryRun(bytes: bytes, entries: entries.map { ($0.key, $0.offset, $0.row) })))
+        }
+        bytes = []
+        entries = []
+    }
+
+    /// A fresh cursor over every key added, in key order (ties by row).
+    func cursor() throws -> Cursor {
+        try seal()
+        return Cursor(try runs.map { try $0.open() })
+    }
+
+    /// Every row whose key an earlier row already has, by row index: (row, first row, key).
+    func repeats() throws -> [(row: Int, firstRow: Int, key: FieldValue)] {
+        var found: [(row: Int, firstRow: Int, key: FieldValue)] = []
+        let cursor = try self.cursor()
+        var previous = SortKey.none, previousRest: [UInt8] = []
+        var firstRow = -1
+        while try cursor.next() {
+            if firstRow >= 0, cursor.key == previous, cursor.rest == previousRest {
+                found.append((cursor.row, firstRow, previous.value(rest: previousRest)))
+            } else {
+                previous = cursor.key
+                previousRest = cursor.rest
+                firstRow = cursor.row
+            }
+        }
+        return found.sorted { $0.row < $1.row }
+    }
+
+    /// How many of `references` (with repeats) name no key of `self`.
+    func countMissing(_ references: SortedKeyRuns) throws -> Int {
+        let keys = try cursor(), wanted = try references.cursor()
+        var missing = 0
+        var hasKey = try keys.next()
+        while try wanted.next() {
+            while hasKey, Cursor.compare(keys, wanted) < 0 { hasKey = try keys.next() }
+            if !hasKey || Cursor.compare(keys, wanted) != 0 { missing += 1 }
+        }
+        return missing
+    }
+
+    private func sortEntries() {
+        bytes.withUnsafeBufferPointer { base in
+            entries.sort { a, b in
+                if a.key != b.key { return a.key < b.key }
+                let order = KeyEncoding.compare(UnsafeBufferPointer(rebasing: base[a.offset..<a.offset + a.key.restCount]),
+                                                UnsafeBufferPointer(rebasing: base[b.offset..<b.offset + b.key.restCount]))
+                return order != 0 ? order < 0 : a.row < b.row
+            }
+        }
+    }
+
+    /// Writes the sorted buffer as a run file: per key its `SortKey` words, the row, then the
+    /// bytes beyond 16, little-endian.
+    private func spill() throws {
+        sortEntries()
+        let path = "\(directory)/\(name)-\(runs.count).run"
+        let file = try SystemFile.createExclusive(path)
+        var out: [UInt8] = []
+        out.reserveCapacity(1 << 18)
+        for entry in entries {
+            entry.key.append(to: &out)
+            appendLittleEndian(UInt64(entry.row), to: &out)
+            out.append(contentsOf: bytes[entry.offset..<entry.offset + entry.key.restCount])
+            if out.count >= 1 << 18 {
+                try out.withUnsafeBytes { try file.write($0) }
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        try out.withUnsafeBytes { try file.write($0) }
+        try file.close()
+        runs.append(.file(path))
+        bytes.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: - Runs and their merge
+
+    private enum Run {
+        case memory(MemoryRun)
+        case file(String)
+
+        func open() throws -> RunReader {
+            switch self {
+            case .memory(let run): return MemoryRunReader(run)
+            case .file(let path): return try FileRunReader(path: path)
+            }
+        }
+    }
+
+    private struct MemoryRun {
+        let bytes: [UInt8]
+        let entries: [(SortKey, Int, Int)]
+    }
+
+    fileprivate class RunReader {
+        var key = SortKey.none
+        var rest: [UInt8] = []
+        var row = 0
+        func advance() throws -> Bool { false }
+    }
+
+    private final class MemoryRunReader: RunReader {
+        private let run: MemoryRun
+        private var next = 0
+
+        init(_ run: MemoryRun) { self.run = run }
+
+        override func advance() throws -> Bool {
+            guard next < run.entries.count else { return false }
+            let (key, offset, row) = run.entries[next]
+            next += 1
+            self.key = key
+            rest.removeAll(keepingCapacity: true)
+            if key.restCount > 0 { rest.append(contentsOf: run.bytes[offset..<offset + key.restCount]) }
+            self.row = row
+            return true
+        }
+    }
+
+    private final class FileRunReader: RunReader {
+        private let file: SystemFile
+        private var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        private var start = 0
+        private var end = 0
+
+        init(path: String) throws { file = try SystemFile.openForReading(path, followingLinks: false) }
+
+        deinit { try? file.close() }
+
+        /// Makes `count` bytes available from `start`; false at a clean end of the file.
+        private func fill(_ count: Int) throws -> Bool {
+            if end - start >= count { return true }
+            if start > 0 {
+                buffer.replaceSubrange(0..<end - start, with: buffer[start..<end])
+                end -= start
+                start = 0
+            }
+            if buffer.count < count { buffer += [UInt8](repeating: 0, count: count - buffer.count) }
+            while end < count {
+                let n = try buffer.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[end...])) }
+                if n == 0 {
+                    if end == 0 { return false }
+                    throw ArchiveError(.io, "\(file.path): a run file of verify ends inside a record")
+                }
+                end += n
+            }
+            return true
+        }
+
+        override func advance() throws -> Bool {
+            guard try fill(SortKey.encodedSize + 8) else { return false }
+            key = buffer.withUnsafeBytes { SortKey(reading: $0, at: start) }
+            start += SortKey.encodedSize
+            var row: UInt64 = 0
+            withUnsafeMutableBytes(of: &row) { $0.copyBytes(from: buffer[start..<start + 8]) }
+            self.row = Int(UInt64(littleEndian: row))
+            start += 8
+            rest.removeAll(keepingCapacity: true)
+            if key.restCount > 0 {
+                guard try fill(key.restCount) else { throw ArchiveError(.io, "\(file.path): a run file of verify ends inside a record") }
+                rest.append(contentsOf: buffer[start..<start + key.restCount])
+                start += key.restCount
+            }
+            return true
+        }
+    }
+
+    /// The runs merged, smallest key first: a binary heap of run readers by their current key.
+    final class Cursor {
+        private var readers: [RunReader]
+        private var heap: [Int] = []
+        private var started = false
+
+        fileprivate init(_ readers: [RunReader]) {
+            self.readers = readers
+        }
+
+        /// The current key (valid after `next()` returned true).
+        fileprivate var key: SortKey { readers[heap[0]].key }
+        var rest: [UInt8] { readers[heap[0]].rest }
+        var row: Int { readers[heap[0]].row }
+
+        func next() throws -> Bool {
+            if !started {
+                started = true
+                for (i, reader) in readers.enumerated() where try reader.advance() { heap.append(i) }
+                for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+            } else if !heap.isEmpty {
+                if try !readers[heap[0]].advance() {
+                    heap[0] = heap[heap.count - 1]
+                    heap.removeLast()
+                }
+                if !heap.isEmpty { siftDown(0) }
+            }
+            return !heap.isEmpty
+        }
+
+        /// The order of the two cursors' current keys (rows aside).
+        static func compare(_ a: Cursor, _ b: Cursor) -> Int {
+            compare(a.readers[a.heap[0]], b.readers[b.heap[0]])
+        }
+
+        private static func compare(_ a: RunReader, _ b: RunReader) -> Int {
+            if a.key != b.key { return a.key < b.key ? -1 : 1 }
+            return a.key.restCount == 0 ? 0 : KeyEncoding.compare(a.rest, b.rest)
+        }
+
+        private func precedes(_ a: Int, _ b: Int) -> Bool {
+            let order = Self.compare(readers[a], readers[b])
+            return order != 0 ? order < 0 : readers[a].row < readers[b].row
+        }
+
+        private func siftDown(_ start: Int) {
+            var i = start
+            while true {
+                let left = 2 * i + 1, right = left + 1
+                var smallest = i
+                if left < heap.count, precedes(heap[left], heap[smallest]) { smallest = left }
+                if right < heap.count, precedes(heap[right], heap[smallest]) { smallest = right }
+                if smallest == i { return }
+                heap.swapAt(i, smallest)
+                i = smallest
+            }
+        }
+    }
+}
+
+private func appendLittleEndian<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+    var v = value.littleEndian
+    withUnsafeBytes(of: &v) { out.append(contentsOf: $0) }
+}
+
+/// A key as it sorts: a canonical UUID (nearly every key) as its 128 bits, anything else as
+/// its `KeyEncoding` bytes, the first 16 in two words and the rest beside. Two keys are equal
+/// exactly when their values are, as the store's unique constraint sees them.
+struct SortKey: Equatable, Comparable {
+    /// 0 for a UUID, 1 for other bytes.
+    let kind: UInt8
+    let head: UInt64
+    let tail: UInt64
+    /// The whole key's length in bytes (16 for a UUID).
+    let length: Int
+
+    static let none = SortKey(kind: 0, head: 0, tail: 0, length: 0)
+    static let encodedSize = 1 + 8 + 8 + 4
+
+    var restCount: Int { max(0, length - 16) }
+
+    private init(kind: UInt8, head: UInt64, tail: UInt64, length: Int) {
+        self.kind = kind
+        self.head = head
+        self.tail = tail
+        self.length = length
+    }
+
+    /// The key of `value`; bytes beyond the first 16 are appended to `rest`.
+    init(_ value: FieldValue, rest: inout [UInt8], scratch: inout [UInt8]) {
+        if case .string(let text) = value, let (head, tail) = UUIDBits.parse(text) {
+            self.init(kind: 0, head: head, tail: tail, length: 16)
+            return
+        }
+        scratch.removeAll(keepingCapacity: true)
+        KeyEncoding.append(value, to: &scratch)
+        var words: (UInt64, UInt64) = (0, 0)
+        scratch.withUnsafeBytes { bytes in
+            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(16))) }
+        }
+        self.init(kind: 1, head: UInt64(bigEndian: words.0), tail: UInt64(bigEndian: words.1), length: scratch.count)
+        if scratch.count > 16 { rest.append(contentsOf: scratch[16...]) }
+    }
+
+    init(reading bytes: UnsafeRawBufferPointer, at offset: Int) {
+        func word(_ at: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + at, as: UInt64.self)) }
+        kind = bytes[offset]
+        head = word(1)
+        tail = word(9)
+        length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 17, as: UInt32.self)))
+    }
+
+    func append(to out: inout [UInt8]) {
+        out.append(kind)
+        appendLittleEndian(head, to: &out)
+        appendLittleEndian(tail, to: &out)
+        appendLittleEndian(UInt32(length), to: &out)
+    }
+
+    /// The value back, for messages.
+    func value(rest: [UInt8]) -> FieldValue {
+        if kind == 0 { return .string(UUIDBits.format(head, tail)) }
+        var bytes: [UInt8] = []
+        appendBigEndian(head, to: &bytes)
+        appendBigEndian(tail, to: &bytes)
+        bytes = Array((bytes + rest).prefix(length))
+        return KeyEncoding.decode(bytes)
+    }
+
+    private func appendBigEndian(_ value: UInt64, to out: inout [UInt8]) {
+        var v = value.bigEndian
+        withUnsafeBytes(of: &v) { out.append(contentsOf: $0) }
+    }
+
+    /// By kind, then the first 16 bytes, then the length; the bytes beyond 16 decide the rest.
+    static func < (a: SortKey, b: SortKey) -> Bool {
+        if a.kind != b.kind { return a.kind < b.kind }
+        if a.head != b.head { return a.head < b.head }
+        if a.tail != b.tail { return a.tail < b.tail }
+        return a.length < b.length
+    }
+}
+
+/// Canonical (upper-case, hyphenated) UUID text as 128 bits and back.
+enum UUIDBits {
+    static func parse(_ text: String) -> (UInt64, UInt64)? {
+        guard text.utf8.count == 36 else { return nil }
+        var text = text
+        return text.withUTF8 { s -> (UInt64, UInt64)? in
+            var words: (UInt64, UInt64) = (0, 0)
+            var bad: UInt8 = 0
+            var i = 0
+            for w in 0..<2 {
+                var word: UInt64 = 0
+                for _ in 0..<16 {
+                    if i == 8 || i == 13 || i == 18 || i == 23 {
+                        bad |= s[i] ^ 0x2D
+                        i += 1
+                    }
+                    let c = s[i]
+                    let digit = c &- 0x30, letter = c &- 0x41
+                    let nibble: UInt8 = digit < 10 ? digit : letter < 6 ? letter + 10 : 0xFF
+                    bad |= nibble & 0xF0
+                    word = word << 4 | UInt64(nibble & 0x0F)
+                    i += 1
+                }
+                if w == 0 { words.0 = word } else { words.1 = word }
+            }
+            return bad == 0 ? words : nil
+        }
+    }
+
+    static func format(_ head: UInt64, _ tail: UInt64) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for (w, word) in [head, tail].enumerated() {
+            for i in 0..<16 {
+                let position = w * 16 + i
+                if position == 8 || position == 12 || position == 16 || position == 20 { out.append(0x2D) }
+                out.append(hex[Int(word >> UInt64(60 - 4 * i) & 0xF)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Key values as bytes that compare equal exactly when SQLite's unique constraint would call
+/// the values equal: a type tag, then text as UTF-8 or an integer as big-endian with the sign
+/// bit flipped (so bytes sort like numbers).
+enum KeyEncoding {
+    private static let textTag: UInt8 = 1, integerTag: UInt8 = 2, otherTag: UInt8 = 3
+
+    static func append(_ value: FieldValue, to bytes: inout [UInt8]) {
+        switch value {
+        case .string(let text):
+            bytes.append(textTag)
+            bytes.append(contentsOf: text.utf8)
+        case .int(let v), .date(let v):
+            bytes.append(integerTag)
+            var big = (UInt64(bitPattern: v) ^ (1 << 63)).bigEndian
+            withUnsafeBytes(of: &big) { bytes.append(contentsOf: $0) }
+        case .double(let v):
+            bytes.append(otherTag)
+            var big = v.bitPattern.bigEndian
+            withUnsafeBytes(of: &big) { bytes.append(contentsOf: $0) }
+        case .bool(let v):
+            bytes.append(otherTag)
+            bytes.append(v ? 1 : 0)
+        case .null:
+            bytes.append(0)
+        }
+    }
+
+    /// The value back, for messages (doubles and booleans, never keys, come back as text).
+    static func decode(_ bytes: [UInt8]) -> FieldValue {
+        guard let tag = bytes.first else { return .null }
+        switch tag {
+        case textTag: return .string(String(decoding: bytes.dropFirst(), as: UTF8.self))
+        case integerTag where bytes.count == 9:
+            let raw = bytes.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return .int(Int64(bitPattern: raw ^ (1 << 63)))
+        default: return .string(bytes.dropFirst().map { String($0, radix: 16) }.joined())
+        }
+    }
+
+    static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in compare(a, b) } }
+    }
+
+    static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0 {
+            let order = memcmp(a.baseAddress!, b.baseAddress!, common)
+            if order != 0 { return Int(order) }
+        }
+        return a.count - b.count
+    }
+}

@@ -1,0 +1,81 @@
+import PulseArchive
+import PulseDocuments
+
+/// `verify --store`: the archive against a store, table by table and by unique key, as the
+/// round trip's batches pass through the temporary store. A batch is compared with the store
+/// (attached to the temporary store's connection) before it is emptied; what the store holds
+/// beyond the archive is counted at the end from the keys that matched.
+final class StoreComparison {
+    /// A compared table: its name in both databases, its key, the columns compared.
+    private struct Compared {
+        let name: String
+        let key: String
+        let columns: [String]
+    }
+
+    private static let compared: [Compared] = ArchiveTable.all.map { Compared(name: $0.key, key: $0.uniqueKey, columns: $0.fields.map(\.name)) }
+        + ExtensionTable.allCases.map { Compared(name: $0.rawValue, key: $0.uniqueKey, columns: [$0.uniqueKey, "row"]) }
+        + [Compared(name: "settings", key: "key", columns: ["key", "value"]), Compared(name: "attachments", key: "file", columns: ["file", "contents"])]
+
+    private let database: SQLiteDatabase
+    private var differences: [String: StoreDifference] = [:]
+    /// Archive rows found in the store under their key, per table.
+    private var matched: [String: Int] = [:]
+
+    /// - Parameter database: the temporary store's connection; the store is attached to it.
+    init(database: SQLiteDatabase, storePath: String) throws {
+        self.database = database
+        try database.prepare("ATTACH DATABASE ? AS store").run([.string(storePath)])
+    }
+
+    /// Compares the rows `table` holds in the temporary store now (one batch) with the store.
+    func compareBatch(of table: String) throws {
+        guard let compared = Self.compared.first(where: { $0.name == table }) else { return }
+        let t = StoreSchema.quoted(compared.name), k = StoreSchema.quoted(compared.key)
+        let same = compared.columns.map { "a.\(StoreSchema.quoted($0)) IS b.\(StoreSchema.quoted($0))" }.joined(separator: " AND ")
+        let counts = try database.cached("""
+            SELECT count(*) - count(b.\(k)), count(b.\(k)), count(b.\(k)) - coalesce(sum(\(same)), 0)
+            FROM main.\(t) a LEFT JOIN store.\(t) b ON b.\(k) = a.\(k)
+            """)
+        defer { counts.reset() }
+        guard try counts.step() else { return }
+        differences[table, default: StoreDifference()].missing += Int(counts.int64(at: 0))
+        matched[table, default: 0] += Int(counts.int64(at: 1))
+        differences[table, default: StoreDifference()].changed += Int(counts.int64(at: 2))
+    }
+
+    /// Settings and attachments stay in the temporary store to the end: compared in one go.
+    func compareSettingsAndAttachments() throws {
+        try compareBatch(of: "settings")
+        try compareBatch(of: "attachments")
+    }
+
+    /// Every table's difference, with the store's rows the archive does not hold, and the
+    /// documents (`splits`, `workouts`, `stubs`) when the archive carries the tree.
+    func finish(archiveTree: DocumentTree?, storeDirectory: String) throws -> [String: StoreDifference] {
+        var result = differences
+        for compared in Self.compared {
+            let stored = Int(try database.integer("SELECT count(*) FROM store.\(StoreSchema.quoted(compared.name))"))
+            result[compared.name, default: StoreDifference()].extra = stored - (matched[compared.name] ?? 0)
+        }
+        if let archiveTree {
+            result.merge(try Self.documentDifferences(archiveTree, try DocumentTree(scanning: storeDirectory))) { a, _ in a }
+        }
+        return result
+    }
+
+    /// The difference between two document trees, by path, in `splits`, `workouts`, `stubs`.
+    static func documentDifferences(_ archive: DocumentTree, _ store: DocumentTree) throws -> [String: StoreDifference] {
+        var result = ["splits": StoreDifference(), "workouts": StoreDifference(), "stubs": StoreDifference()]
+        let ours = Set(archive.documents), theirs = Set(store.documents)
+        for path in ours.subtracting(theirs) { result[path.group]!.missing += 1 }
+        for path in theirs.subtracting(ours) { result[path.group]!.extra += 1 }
+        for path in ours.intersection(theirs) {
+            let a = try archive.read(path), b = try store.read(path)
+            if a != b, (try? JSONNode.parse(a)) == nil || (try? JSONNode.parse(a)) != (try? JSONNode.parse(b)) {
+                result[path.group]!.changed += 1
+            }
+        }
+        return result
+    }
+}
