@@ -150,13 +150,13 @@ final class RollingRoundTrip {
     }
 
     /// The batch of `table` as an export sees it (the exporter's rows from the temporary
-    /// store, in order), each compared with the row as read, doubles bit for bit. The export
+    /// store, in order), each compared with the row as read. The export
     /// writes what it reads here; `RowTextCheck` made sure that text of these values reads
     /// back as they are.
     private func compareRows(of table: ArchiveTable) throws {
         var position = 0, changed = 0
         try StoreContent(database: database, schema: "main").forEachRow(of: table) { stored in
-            if position >= expected.rows.count || !stored.isIdentical(to: expected.rows[position]) { changed += 1 }
+            if position >= expected.rows.count || stored != expected.rows[position] { changed += 1 }
             position += 1
         }
         changed += max(0, expected.rows.count - position)
