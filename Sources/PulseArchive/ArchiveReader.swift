@@ -143,8 +143,9 @@ public struct ArchiveReader {
             content = raw
         }
         let counted = CountingSource(content, limits: limits, compressed: gzip.map { reader in { reader.compressedBytes } })
-        // A gzip file is inflated ahead on a second thread while this one parses.
-        let readAhead = gzip.map { reader in ReadAheadSource(counted) { reader.compressedBytes } }
+        // A gzip file is inflated ahead on a second thread while this one parses (bytes in
+        // memory are small: tests and fuzzing).
+        let readAhead = bytes == nil ? gzip.map { reader in ReadAheadSource(counted) { reader.compressedBytes } } : nil
         let scanner = JSONScanner(source: readAhead ?? counted, limits: limits)
         var summary = ArchiveSummary()
         summary.isCompressed = kind == .gzip

@@ -3,12 +3,13 @@
 /// the stream; when the reader stops early (it is released), the thread stops too.
 final class ReadAheadSource: ByteSource {
     /// A chunk of the stream, with how much of the compressed file was read to produce it.
-    fileprivate struct Chunk {
+    struct Chunk {
         let bytes: [UInt8]
         let compressedBytes: Int64
     }
 
-    private let queue: BoundedQueue<Chunk>
+    /// Chunks, then the end (closed) or the error the source threw, in its place.
+    private let queue: BoundedQueue<Result<Chunk, Error>>
     private let producer: Producer
     private var current: [UInt8] = []
     private var offset = 0
@@ -29,7 +30,7 @@ final class ReadAheadSource: ByteSource {
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if offset >= current.count {
-            guard let next = try queue.pop() else { return 0 }
+            guard let next = try queue.pop()?.get() else { return 0 }
             current = next.bytes
             compressedBytes = next.compressedBytes
             offset = 0
@@ -45,11 +46,11 @@ final class ReadAheadSource: ByteSource {
     /// The thread's side: reads the base source into chunks until its end or an error.
     private final class Producer: BackgroundWorker, @unchecked Sendable {
         let base: ByteSource
-        let queue: BoundedQueue<Chunk>
+        let queue: BoundedQueue<Result<Chunk, Error>>
         let compressedBytes: () -> Int64
         let chunkSize: Int
 
-        init(base: ByteSource, queue: BoundedQueue<Chunk>, compressedBytes: @escaping () -> Int64, chunkSize: Int) {
+        init(base: ByteSource, queue: BoundedQueue<Result<Chunk, Error>>, compressedBytes: @escaping () -> Int64, chunkSize: Int) {
             self.base = base
             self.queue = queue
             self.compressedBytes = compressedBytes
@@ -60,14 +61,21 @@ final class ReadAheadSource: ByteSource {
             do {
                 while true {
                     var chunk = [UInt8](repeating: 0, count: chunkSize)
-                    let n = try chunk.withUnsafeMutableBytes { try base.read(into: $0) }
+                    let n: Int
+                    do {
+                        n = try chunk.withUnsafeMutableBytes { try base.read(into: $0) }
+                    } catch {
+                        // Behind the chunks before it: the reader sees them first.
+                        try queue.push(.failure(error))
+                        break
+                    }
                     if n == 0 { break }
                     chunk.removeSubrange(n...)
-                    try queue.push(Chunk(bytes: chunk, compressedBytes: compressedBytes()))
+                    try queue.push(.success(Chunk(bytes: chunk, compressedBytes: compressedBytes())))
                 }
                 queue.close()
             } catch {
-                queue.fail(error)
+                // The reader stopped reading (it failed the queue): nothing more to do.
             }
         }
     }
