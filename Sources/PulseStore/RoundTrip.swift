@@ -149,14 +149,25 @@ final class RollingRoundTrip {
         expected.extensionRows.removeAll(keepingCapacity: true)
     }
 
-    /// The batch of `table` as an export sees it (the exporter's rows from the temporary
-    /// store, in order), each compared with the row as read. The export
-    /// writes what it reads here; `RowTextCheck` made sure that text of these values reads
-    /// back as they are.
+    /// The batch of `table` read back with the exporter's query, in order, each column
+    /// compared with the row as read (`SQLiteStatement.column(_:as:holds:)`, the exporter's
+    /// reading without building strings). The export writes what it reads here; `RowTextCheck`
+    /// made sure that the text of these values reads back as they are.
     private func compareRows(of table: ArchiveTable) throws {
+        let select = try database.cached(StoreSchema.selectAll(table))
+        defer { select.reset() }
+        let types = table.fields.map(\.type)
         var position = 0, changed = 0
-        try StoreContent(database: database, schema: "main").forEachRow(of: table) { stored in
-            if position >= expected.rows.count || stored != expected.rows[position] { changed += 1 }
+        while try select.step() {
+            if position >= expected.rows.count {
+                changed += 1
+            } else {
+                let row = expected.rows[position]
+                for (i, type) in types.enumerated() where !select.column(Int32(i), as: type, holds: row[i]) {
+                    changed += 1
+                    break
+                }
+            }
             position += 1
         }
         changed += max(0, expected.rows.count - position)

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CSQLite
 import PulseArchive
 
@@ -190,6 +195,24 @@ final class SQLiteStatement {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }
         return [UInt8](UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+
+    /// Whether the column, read as `value(at:as:)` reads it, holds `expected`, compared
+    /// without building the value (no string is allocated): `verify` asks it of every column
+    /// of every row. Text is compared byte for byte, which is what an export writes.
+    func column(_ column: Int32, as type: FieldType, holds expected: FieldValue) -> Bool {
+        if isNull(at: column) { return expected.isNull }
+        switch (type, expected) {
+        case (.int, .int(let v)), (.date, .date(let v)): return int64(at: column) == v
+        case (.double, .double(let v)): return double(at: column) == v
+        case (.bool, .bool(let v)): return (int64(at: column) != 0) == v
+        case (.string, .string(var text)), (.uuid, .string(var text)):
+            // Text first, then its length (the order SQLite asks for).
+            guard let bytes = sqlite3_column_text(handle, column) else { return text.isEmpty }
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return text.withUTF8 { $0.count == count && (count == 0 || memcmp($0.baseAddress!, bytes, count) == 0) }
+        default: return false
+        }
     }
 
     /// The column as the field type says it was stored.

@@ -139,6 +139,25 @@ struct RoundTripComparisonTests {
         #expect(roundTrip.failure == nil)
     }
 
+    @Test("comparing a column in place agrees with reading it: every type, null, empty and non-ASCII text")
+    func columnHolds() throws {
+        let database = try SQLiteDatabase(path: ":memory:", create: true)
+        try database.execute(#"CREATE TABLE t (i INTEGER, d REAL, b INTEGER, s TEXT, u TEXT, n TEXT, e TEXT)"#)
+        let stored: [FieldValue] = [.int(-42), .double(0.1 + 0.2), .bool(true), .string("Grüße, \u{0}\"/"), .string(RowFactory.uuid(9)), .null, .string("")]
+        let types: [FieldType] = [.int, .double, .bool, .string, .uuid, .string, .string]
+        try database.prepare("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?)").run(stored)
+        let others: [FieldValue] = [.int(42), .double(0.3), .bool(false), .string("Grüße, \u{0}\"/ "), .string(RowFactory.uuid(8)), .string(""), .null]
+        let select = try database.prepare("SELECT * FROM t")
+        #expect(try select.step())
+        for (i, type) in types.enumerated() {
+            for candidate in [stored[i], others[i]] {
+                #expect(select.column(Int32(i), as: type, holds: candidate) == (select.value(at: Int32(i), as: type) == candidate), "column \(i), \(candidate)")
+            }
+            #expect(select.column(Int32(i), as: type, holds: stored[i]))
+            #expect(!select.column(Int32(i), as: type, holds: others[i]))
+        }
+    }
+
     @Test("a restored row the writer cannot write stops the round trip with a message naming it")
     func refusedRow() throws {
         let dir = TemporaryDirectory()
