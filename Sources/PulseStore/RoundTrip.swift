@@ -15,14 +15,14 @@ enum RoundTripSection: Equatable {
 }
 
 /// `verify`'s round trip, a batch at a time. Rows go into a temporary store through the
-/// import's own row writer, come out again through the exporter into an archive in memory,
-/// are read back by the reader and compared with the rows as the archive first gave them.
-/// Settings, attachments and documents make the last step. The temporary store never holds
-/// more than one batch of rows, so memory and disk stay flat however large the archive, and
-/// every row still crosses the same code an import and an export run.
+/// import's own row writer, are read back with the exporter's query and compared, column by
+/// column, with the rows as the archive gave them (`RowTextCheck` covers what the export then
+/// writes). Extension rows, settings, attachments and documents (few) go the long way: an
+/// export of the temporary store into memory, read back by the reader and compared. The
+/// temporary store never holds more than one batch of rows, so memory and disk stay flat
+/// however large the archive.
 final class RollingRoundTrip {
-    /// Rows per step: large enough that a step's fixed cost (an archive envelope) vanishes,
-    /// small enough to stay a few megabytes.
+    /// Rows per batch: a few megabytes, and the temporary tables stay small.
     static let batchSize = 8192
 
     /// The temporary store's database (`StoreSchema.roundTripTables`) and document tree.
@@ -32,6 +32,9 @@ final class RollingRoundTrip {
     /// With `verify --store`: the store, compared one batch at a time.
     let comparison: StoreComparison?
     private var section: RoundTripSection?
+    /// The current table's rows in the temporary store, as read.
+    private var batch: [ArchiveRow] = []
+    /// What the long way must bring back.
     private var expected = RoundTripComparer.Expected()
     /// Values that did not come back as they were read, per table, `settings`, `attachments`,
     /// `documents`.
@@ -40,8 +43,9 @@ final class RollingRoundTrip {
     /// export the reader refused.
     private(set) var failure: String?
 
-    /// - Parameter storePath: the database of the store to compare with (`verify --store`).
-    /// - Parameter directory: a new private directory for the temporary store.
+    /// - Parameters:
+    ///   - directory: a new private directory for the temporary store.
+    ///   - storePath: the database of the store to compare with (`verify --store`).
     init(directory: String, comparingWith storePath: String?) throws {
         try PrivateFiles.createDirectory(directory)
         tree = directory + "/tree"
@@ -69,19 +73,18 @@ final class RollingRoundTrip {
         section = nil
     }
 
-    /// Adds a row of the current section. A repeated key is left out (the key check reports it).
+    /// Adds a row of the current table (whose temporary table has no unique constraint: the
+    /// key check reports repeats).
     func add(_ row: ArchiveRow, of table: ArchiveTable, at index: Int) throws {
         guard failure == nil else { return }
         do {
             try writer.add(row, to: table)
-        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
-            return
         } catch {
             failure = "round trip: \(table.key)[\(index)] could not be restored: \(ArchiveVerifier.describe(error))"
             return
         }
-        expected.rows.append(row)
-        if expected.rows.count >= Self.batchSize { try flush() }
+        batch.append(row)
+        if batch.count >= Self.batchSize { try flush() }
     }
 
     func addExtensionRow(_ row: JSONNode, of table: ExtensionTable, at index: Int) throws {
@@ -129,23 +132,24 @@ final class RollingRoundTrip {
         try end()
         try readBack(RoundTripContent(store: StoreContent(
             database: database, schema: "main",
-            documents: StoreDocuments.Content(tree: try DocumentTree(scanning: tree))), section: nil))
+            documents: StoreDocuments.Content(tree: try DocumentTree(scanning: tree))), extensionTable: nil))
         try comparison?.compareSettingsAndAttachments()
         try database.execute("COMMIT")
     }
 
     /// Compares (with `--store`), exports and reads back the batch, then empties its table.
     private func flush() throws {
-        guard let section, !expected.rows.isEmpty || !expected.extensionRows.isEmpty else { return }
+        guard let section, !batch.isEmpty || !expected.extensionRows.isEmpty else { return }
         try comparison?.compareBatch(of: section.name)
         if failure == nil {
             switch section {
             case .table(let table): try compareRows(of: table)
-            case .extensionTable: try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main"), section: section))
+            case .extensionTable(let table):
+                try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main"), extensionTable: table))
             }
         }
         try database.execute("DELETE FROM \(StoreSchema.quoted(section.name))")
-        expected.rows.removeAll(keepingCapacity: true)
+        batch.removeAll(keepingCapacity: true)
         expected.extensionRows.removeAll(keepingCapacity: true)
     }
 
@@ -159,10 +163,10 @@ final class RollingRoundTrip {
         let types = table.fields.map(\.type)
         var position = 0, changed = 0
         while try select.step() {
-            if position >= expected.rows.count {
+            if position >= batch.count {
                 changed += 1
             } else {
-                let row = expected.rows[position]
+                let row = batch[position]
                 for (i, type) in types.enumerated() where !select.column(Int32(i), as: type, holds: row[i]) {
                     changed += 1
                     break
@@ -170,19 +174,19 @@ final class RollingRoundTrip {
             }
             position += 1
         }
-        changed += max(0, expected.rows.count - position)
+        changed += max(0, batch.count - position)
         if changed > 0 { differences[table.key, default: 0] += changed }
     }
 
     private func readBack(_ content: RoundTripContent) throws {
         guard failure == nil else { return }
         let exported = MemorySink()
-        var comparer = RoundTripComparer(expected: expected, section: content.section)
+        var comparer = RoundTripComparer(expected: expected, extensionTable: content.extensionTable)
         do {
             try ArchiveWriter.write(content, options: ArchiveWriterOptions(appVersion: "verify", exportedAt: 0), to: exported)
             try ArchiveReader(bytes: exported.bytes, name: "the round-trip export").read(into: &comparer)
         } catch {
-            failure = "round trip: the restored \(content.section?.name ?? "settings, attachments and documents") could not be exported and read back: \(ArchiveVerifier.describe(error))"
+            failure = "round trip: the restored \(content.extensionTable?.rawValue ?? "settings, attachments and documents") could not be exported and read back: \(ArchiveVerifier.describe(error))"
             return
         }
         comparer.finish()
@@ -190,36 +194,33 @@ final class RollingRoundTrip {
     }
 }
 
-/// The temporary store as the exporter sees it in one step of the round trip: the rows of one
-/// section, or (the last step, `section` nil) the settings, attachments and documents.
+/// The temporary store as the exporter sees it on the long way: the rows of one extension
+/// table, or (the last step, `extensionTable` nil) the settings, attachments and documents.
+/// Rows of archive tables are compared in place (`RollingRoundTrip.compareRows`), never here.
 struct RoundTripContent: ArchiveContent {
     let store: StoreContent
-    let section: RoundTripSection?
+    let extensionTable: ExtensionTable?
 
-    var hasDocuments: Bool { section == nil && store.hasDocuments }
+    var hasDocuments: Bool { extensionTable == nil && store.hasDocuments }
 
-    func rowCount(of table: ArchiveTable) throws -> Int {
-        section == .table(table) ? try store.rowCount(of: table) : 0
-    }
+    func rowCount(of table: ArchiveTable) throws -> Int { 0 }
 
-    func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws {
-        if section == .table(table) { try store.forEachRow(of: table, body) }
-    }
+    func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws {}
 
     func extensionRowCount(_ table: ExtensionTable) throws -> Int {
-        section == .extensionTable(table) ? try store.extensionRowCount(table) : 0
+        extensionTable == table ? try store.extensionRowCount(table) : 0
     }
 
     func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {
-        if section == .extensionTable(table) { try store.forEachExtensionRow(table, body) }
+        if extensionTable == table { try store.forEachExtensionRow(table, body) }
     }
 
     func forEachSetting(_ body: (String, String) throws -> Void) throws {
-        if section == nil { try store.forEachSetting(body) }
+        if extensionTable == nil { try store.forEachSetting(body) }
     }
 
     func forEachAttachment(_ body: (String, [UInt8]) throws -> Void) throws {
-        if section == nil { try store.forEachAttachment(body) }
+        if extensionTable == nil { try store.forEachAttachment(body) }
     }
 
     func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {
@@ -231,12 +232,11 @@ struct RoundTripContent: ArchiveContent {
     }
 }
 
-/// Reads one step of the round trip back and compares it with what the archive gave: rows in
-/// order, settings and attachments by key, documents by path. Nothing is inserted anywhere.
+/// Reads a step of the long way back and compares it with what the archive gave: extension
+/// rows in order, settings and attachments by key, documents by path.
 struct RoundTripComparer: ArchiveVisitor {
     /// What a step must bring back. Attachments and documents by their SHA-1.
     struct Expected {
-        var rows: [ArchiveRow] = []
         var extensionRows: [JSONNode] = []
         var settings: [String: String] = [:]
         var attachments: [String: [UInt8]] = [:]
@@ -245,24 +245,24 @@ struct RoundTripComparer: ArchiveVisitor {
 
     let expected: Expected
     /// The step's rows; nil for the last step.
-    let section: RoundTripSection?
+    let extensionTable: ExtensionTable?
     /// Per table, `settings`, `attachments`, `documents`: values that did not come back.
     private(set) var differences: [String: Int] = [:]
     private var rowsSeen = 0, settingsSeen = 0, attachmentsSeen = 0, documentsSeen = 0
 
-    init(expected: Expected, section: RoundTripSection?) {
+    init(expected: Expected, extensionTable: ExtensionTable?) {
         self.expected = expected
-        self.section = section
+        self.extensionTable = extensionTable
     }
 
+    /// No archive row travels the long way: one that does is a difference.
     mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {
-        rowsSeen += 1
-        if section?.name != table.key || index >= expected.rows.count || expected.rows[index] != row { differences[table.key, default: 0] += 1 }
+        differences[table.key, default: 0] += 1
     }
 
     mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {
         rowsSeen += 1
-        if section?.name != table.rawValue || index >= expected.extensionRows.count || expected.extensionRows[index] != row {
+        if extensionTable != table || index >= expected.extensionRows.count || expected.extensionRows[index] != row {
             differences[table.rawValue, default: 0] += 1
         }
     }
@@ -293,9 +293,9 @@ struct RoundTripComparer: ArchiveVisitor {
 
     /// Counts what did not come back at all.
     mutating func finish() {
-        let rowsExpected = expected.rows.count + expected.extensionRows.count
-        if let section {
-            if rowsSeen < rowsExpected { differences[section.name, default: 0] += rowsExpected - rowsSeen }
+        if let extensionTable {
+            let missing = expected.extensionRows.count - rowsSeen
+            if missing > 0 { differences[extensionTable.rawValue, default: 0] += missing }
             return
         }
         for (name, count, seen) in [("settings", expected.settings.count, settingsSeen), ("attachments", expected.attachments.count, attachmentsSeen),
