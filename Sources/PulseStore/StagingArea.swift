@@ -84,20 +84,10 @@ final class StagingArea {
 struct StagingVisitor: ArchiveVisitor {
     private let writer: StoreRowWriter
     private let documentRoot: String
-    private let collectsProblems: Bool
-    /// Duplicates found while collecting (verify); a strict staging throws them.
-    private(set) var problems: [ArchiveError] = []
 
-    init(database: SQLiteDatabase, documentRoot: String, collectsProblems: Bool = false) throws {
+    init(database: SQLiteDatabase, documentRoot: String) throws {
         writer = try StoreRowWriter(database: database)
         self.documentRoot = documentRoot
-        self.collectsProblems = collectsProblems
-    }
-
-    /// Throws a duplicate when strict; records it when collecting.
-    private mutating func duplicate(_ error: ArchiveError) throws {
-        guard collectsProblems else { throw error }
-        problems.append(error)
     }
 
     /// Written as the original bytes when the archive has them, else canonically encoded.
@@ -113,10 +103,7 @@ struct StagingVisitor: ArchiveVisitor {
         do {
             try writer.add(row, to: table)
         } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
-            try duplicate(ArchiveError(
-                .duplicateKey,
-                "this file contains duplicate \(table.entity) entries and can't be imported: \(table.key)[\(index)] repeats \(table.uniqueKey) \(Self.describe(row[table.uniqueKeyIndex]))", table: table.key
-            ))
+            throw ArchiveError(.duplicateKey, DuplicateKeyMessage.row(table, index: index, key: row[table.uniqueKeyIndex]), table: table.key)
         }
     }
 
@@ -128,19 +115,11 @@ struct StagingVisitor: ArchiveVisitor {
         do {
             try writer.addExtensionRow(row, to: table)
         } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
-            try duplicate(ArchiveError(.duplicateKey, "this file contains duplicate \(table.rawValue) entries: \(table.rawValue)[\(index)] repeats \(table.uniqueKey) \(table.key(of: row)?.debugDescription ?? "")", table: table.rawValue))
+            throw ArchiveError(.duplicateKey, DuplicateKeyMessage.extensionRow(table, index: index, key: .string(table.key(of: row) ?? "")), table: table.rawValue)
         }
     }
 
     mutating func visitAttachment(name: String, contents: [UInt8]) throws {
         try writer.addAttachment(name, contents)
-    }
-
-    private static func describe(_ value: FieldValue) -> String {
-        switch value {
-        case .string(let s): return s.debugDescription
-        case .int(let v), .date(let v): return String(v)
-        default: return "\(value)"
-        }
     }
 }

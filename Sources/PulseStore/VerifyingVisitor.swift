@@ -128,10 +128,8 @@ struct VerifyingVisitor: ArchiveVisitor {
     mutating func repeatedKeys() throws -> [VerifyProblem] {
         for table in ExtensionTable.allCases {
             for repeated in try keys[table.rawValue]?.repeats() ?? [] {
-                repeatedKeyProblems.append(VerifyProblem(severity: .error, table: table.rawValue, message: """
-                    this file contains duplicate \(table.rawValue) entries: \(table.rawValue)[\(repeated.row)] repeats \(table.uniqueKey) \
-                    \(Self.describe(repeated.key)) of \(table.rawValue)[\(repeated.firstRow)]
-                    """))
+                repeatedKeyProblems.append(VerifyProblem(severity: .error, table: table.rawValue, message: DuplicateKeyMessage.extensionRow(
+                    table, index: repeated.row, key: repeated.key, firstRow: repeated.firstRow)))
             }
         }
         return repeatedKeyProblems
@@ -139,10 +137,8 @@ struct VerifyingVisitor: ArchiveVisitor {
 
     private static func repeatedKeys(of table: ArchiveTable, in runs: SortedKeyRuns?) throws -> [VerifyProblem] {
         try (runs?.repeats() ?? []).map { repeated in
-            VerifyProblem(severity: .error, table: table.key, message: """
-                this file contains duplicate \(table.entity) entries and can't be imported: \(table.key)[\(repeated.row)] repeats \
-                \(table.uniqueKey) \(describe(repeated.key)) of \(table.key)[\(repeated.firstRow)]
-                """)
+            VerifyProblem(severity: .error, table: table.key, message: DuplicateKeyMessage.row(
+                table, index: repeated.row, key: repeated.key, firstRow: repeated.firstRow))
         }
     }
 
@@ -176,14 +172,6 @@ struct VerifyingVisitor: ArchiveVisitor {
             readinessDailies: \(crowded) day\(crowded == 1 ? " has" : "s have") more than one row in \(timeZone.identifier); \
             the latest computedAt is the day's row
             """)]
-    }
-
-    private static func describe(_ value: FieldValue) -> String {
-        switch value {
-        case .string(let s): return s.debugDescription
-        case .int(let v), .date(let v): return String(v)
-        default: return "\(value)"
-        }
     }
 }
 
