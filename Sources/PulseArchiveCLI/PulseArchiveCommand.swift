@@ -67,7 +67,8 @@ public enum PulseArchiveCommand {
         } catch let error as UsageError {
             return usageFailure(error.message, usage: spec.usage, helpCommand: "pulse-archive \(spec.name) --help", console)
         } catch {
-            console.err("Error: \(describe(error))")
+            // ArchiveError and StoreError print as their message (CustomStringConvertible).
+            console.err("Error: \(error)")
             return 1
         }
     }
@@ -75,14 +76,6 @@ public enum PulseArchiveCommand {
     private static func usageFailure(_ message: String, usage: String, helpCommand: String, _ console: Console) -> Int32 {
         console.err("Error: \(message)\nUsage: \(usage)\n  See '\(helpCommand)' for more information.")
         return 64
-    }
-
-    static func describe(_ error: Error) -> String {
-        switch error {
-        case let error as ArchiveError: return error.message
-        case let error as StoreError: return error.message
-        default: return String(describing: error)
-        }
     }
 }
 

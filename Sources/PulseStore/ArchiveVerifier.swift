@@ -78,7 +78,7 @@ public enum ArchiveVerifier {
         } catch let interrupted as ArchiveReader.Interrupted {
             _ = worker.stop()
             for problem in interrupted.problems { report.error(problem.table, problem.message) }
-            report.error(nil, describe(interrupted.error))
+            report.error(nil, "\(interrupted.error)")
             report.tables = interrupted.summary.rowsFound
             return report
         } catch let error as ArchiveError {
@@ -136,21 +136,13 @@ public enum ArchiveVerifier {
         return report
     }
 
-    static func describe(_ error: Error) -> String {
-        switch error {
-        case let error as ArchiveError: return error.message
-        case let error as StoreError: return error.message
-        default: return "\(error)"
-        }
-    }
-
     private static func classifyDocuments(_ tree: DocumentTree, _ report: inout VerifyReport) {
         for path in tree.documents {
             let document: ClassifiedDocument
             do {
                 document = try tree.classify(path)
             } catch {
-                report.error("documents", "\(path): cannot be read back: \(describe(error))")
+                report.error("documents", "\(path): cannot be read back: \(error)")
                 continue
             }
             report.documentClasses[document.state.label, default: 0] += 1

@@ -80,7 +80,7 @@ final class RollingRoundTrip {
         do {
             try writer.add(row, to: table)
         } catch {
-            failure = "round trip: \(table.key)[\(index)] could not be restored: \(ArchiveVerifier.describe(error))"
+            failure = "round trip: \(table.key)[\(index)] could not be restored: \(error)"
             return
         }
         batch.append(row)
@@ -186,7 +186,7 @@ final class RollingRoundTrip {
             try ArchiveWriter.write(content, options: ArchiveWriterOptions(appVersion: "verify", exportedAt: 0), to: exported)
             try ArchiveReader(bytes: exported.bytes, name: "the round-trip export").read(into: &comparer)
         } catch {
-            failure = "round trip: the restored \(content.extensionTable?.rawValue ?? "settings, attachments and documents") could not be exported and read back: \(ArchiveVerifier.describe(error))"
+            failure = "round trip: the restored \(content.extensionTable?.rawValue ?? "settings, attachments and documents") could not be exported and read back: \(error)"
             return
         }
         comparer.finish()

@@ -39,7 +39,7 @@ struct RowTextCheck: ArchiveVisitor {
             if let text, try codec.writes(row, as: text, index: index) { return }
             if try codec.writtenAndReadBack(row, index: index) != row { differences[table.key, default: 0] += 1 }
         } catch {
-            failure = "round trip: \(table.key)[\(index)] could not be exported and read back: \(ArchiveVerifier.describe(error))"
+            failure = "round trip: \(table.key)[\(index)] could not be exported and read back: \(error)"
         }
     }
 
