@@ -29,10 +29,6 @@ final class JSONOutput {
         try body(&buffer)
     }
 
-    func raw(_ text: StaticString) {
-        text.withUTF8Buffer { buffer.append(contentsOf: $0) }
-    }
-
     /// `"key":`
     func key(_ name: [UInt8]) {
         buffer.append(0x22)
@@ -58,7 +54,7 @@ final class JSONOutput {
     }
 
     func bool(_ value: Bool) {
-        if value { raw("true") } else { raw("false") }
+        buffer.append(contentsOf: value ? JSONText.trueLiteral : JSONText.falseLiteral)
     }
 
     func date(_ millis: Int64) throws {

@@ -186,15 +186,16 @@ final class JSONScanner {
 
     /// Reads a string and checks that it is valid UTF-8.
     func readString(scratch: inout [UInt8]) throws -> String {
-        try readStringBytes(into: &scratch)
-        return try Self.string(scratch) { self.syntaxError("a string is not valid UTF-8") }
+        guard let text = try withString(scratch: &scratch, Self.text) else { throw syntaxError("a string is not valid UTF-8") }
+        return text
     }
 
-    static func string(_ bytes: [UInt8], orThrow error: () -> ArchiveError) throws -> String {
-        // Pure ASCII is common and needs no validation beyond the byte range.
+    /// The text of UTF-8 bytes, or nil when they are not valid UTF-8.
+    static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        // Pure ASCII (nearly every value) needs no validation beyond the byte range, and the
+        // generic validator costs runtime metadata lookups on every call.
         if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw error() }
-        return text
+        return String(validating: bytes, as: UTF8.self)
     }
 
     private func readEscape(into out: inout [UInt8]) throws {

@@ -52,7 +52,7 @@ struct RowDecoder {
             repeat {
                 let found = try scanner.withString(scratch: &scratch) { name -> Result<Int, UnknownName> in
                     if let sortedIndex = lookup(name, hint: hint) { return .success(sortedIndex) }
-                    return .failure(UnknownName(text: String(validating: name, as: UTF8.self)))
+                    return .failure(UnknownName(text: JSONScanner.text(name)))
                 }
                 try scanner.expect(0x3A, "':'")
                 let sortedIndex: Int
@@ -128,12 +128,10 @@ struct RowDecoder {
         switch field.type {
         case .string:
             guard c == 0x22 else { return try mismatch("a string") }
-            return try scanner.withString(scratch: &scratch) { bytes in
-                // Pure ASCII (nearly every value) needs no validation beyond the byte range.
-                if bytes.allSatisfy({ $0 < 0x80 }) { return .success(.string(String(decoding: bytes, as: UTF8.self))) }
-                guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(ValueProblem(detail: "the string is not valid UTF-8")) }
-                return .success(.string(text))
+            guard let text = try scanner.withString(scratch: &scratch, JSONScanner.text) else {
+                return .failure(ValueProblem(detail: "the string is not valid UTF-8"))
             }
+            return .success(.string(text))
         case .uuid:
             guard c == 0x22 else { return try mismatch("a UUID string") }
             return try scanner.withString(scratch: &scratch) { bytes in

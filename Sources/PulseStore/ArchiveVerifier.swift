@@ -87,7 +87,7 @@ public enum ArchiveVerifier {
             return report
         }
         var checked = try worker.finish()
-        try roundTrip.finish()
+        let archiveTree = try roundTrip.finish()
         report.summary = summary
         report.tables = summary.rowsFound.merging(summary.hasDocuments ? [
             "splits": summary.documentCounts["splits"] ?? 0, "workouts": summary.documentCounts["workouts"] ?? 0,
@@ -104,7 +104,6 @@ public enum ArchiveVerifier {
         }
         for warning in summary.warnings { report.warning(warning.table, warning.message) }
         report.problems += checked.problems
-        let archiveTree = try DocumentTree(scanning: roundTrip.tree)
         classifyDocuments(archiveTree, &report)
 
         // 3. References: warnings, since the app keeps orphans.

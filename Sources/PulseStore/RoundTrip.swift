@@ -128,13 +128,15 @@ final class RollingRoundTrip {
     }
 
     /// The last step: settings, attachments and documents; with `--store`, what is left to count.
-    func finish() throws {
+    /// - Returns: the archive's document tree as restored (for the documents' checks).
+    func finish() throws -> DocumentTree {
         try end()
+        let documents = try DocumentTree(scanning: tree)
         try readBack(RoundTripContent(store: StoreContent(
-            database: database, schema: "main",
-            documents: StoreDocuments.Content(tree: try DocumentTree(scanning: tree))), extensionTable: nil))
+            database: database, schema: "main", documents: StoreDocuments.Content(tree: documents)), extensionTable: nil))
         try comparison?.compareSettingsAndAttachments()
         try database.execute("COMMIT")
+        return documents
     }
 
     /// Compares (with `--store`), exports and reads back the batch, then empties its table.

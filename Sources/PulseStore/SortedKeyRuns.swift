@@ -29,7 +29,6 @@ final class SortedKeyRuns {
     private var entries: [Entry] = []
     private var runs: [Run] = []
     private var scratch: [UInt8] = []
-    private(set) var count = 0
 
     /// - Parameters:
     ///   - directory: a private directory for the run files.
@@ -44,7 +43,6 @@ final class SortedKeyRuns {
         let offset = bytes.count
         let key = SortKey(value, rest: &bytes, scratch: &scratch)
         entries.append(Entry(key: key, offset: offset, row: row))
-        count += 1
         if bytes.count + entries.count * MemoryLayout<Entry>.stride >= memoryBudget { try spill() }
     }
 

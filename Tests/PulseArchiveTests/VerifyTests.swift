@@ -134,7 +134,7 @@ struct RoundTripComparisonTests {
         try roundTrip.database.execute(#"UPDATE "settings" SET "value" = '{}'"#)
         try roundTrip.database.execute(#"DELETE FROM "attachments""#)
         try Data("{}".utf8).write(to: URL(fileURLWithPath: dir.file("rt/tree/Splits/01J0000000000000000000000A.json")))
-        try roundTrip.finish()
+        #expect(try roundTrip.finish().documents.count == 1)
         #expect(roundTrip.differences == ["measurements": 1, "settings": 1, "attachments": 1, "documents": 1], "\(roundTrip.differences)")
         #expect(roundTrip.failure == nil)
     }
