@@ -112,6 +112,13 @@ public struct ArchiveSummary: Sendable, Equatable {
     /// since a strict read throws the first.
     public var problems: [ArchiveError] = []
 
+    /// `splits`, `workouts` and `stubs` when the file carries the document tree (zero counts
+    /// included), else nothing: the document rows of a report's `tables`.
+    public var documentTables: [String: Int] {
+        guard hasDocuments else { return [:] }
+        return ["splits": documentCounts["splits"] ?? 0, "workouts": documentCounts["workouts"] ?? 0, "stubs": documentCounts["stubs"] ?? 0]
+    }
+
     /// Tables whose declared count differs from the rows found, with both numbers. None for
     /// the Android port, whose counts name SQL tables and are ignored.
     public var countMismatches: [(table: String, declared: Int64?, found: Int)] {

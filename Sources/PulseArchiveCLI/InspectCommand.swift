@@ -50,7 +50,7 @@ enum ArchiveReport {
             ("compressed", .bool(summary.isCompressed)),
             ("appVersion", .string(summary.appVersion)),
             ("exportedAt", .string((try? ArchiveDate.format(summary.exportedAt)) ?? "")),
-            ("tables", .counts(summary.rowsFound.merging(documentTables(summary)) { a, _ in a })),
+            ("tables", .counts(summary.rowsFound.merging(summary.documentTables) { a, _ in a })),
             ("declaredCounts", .object(summary.declaredCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("bytes", .object([("compressed", .int(summary.fileBytes)), ("uncompressed", .int(summary.jsonBytes))])),
             ("settings", .int(summary.settingsCount)),
@@ -58,13 +58,6 @@ enum ArchiveReport {
             ("extensionFields", .counts(summary.extensionFields)),
             ("warnings", .array(summary.warnings.map { .string($0.message) })),
         ])
-    }
-
-    /// `splits`, `workouts` and `stubs` when the archive carries the document tree.
-    static func documentTables(_ summary: ArchiveSummary) -> [String: Int] {
-        guard summary.hasDocuments else { return [:] }
-        return ["splits": summary.documentCounts["splits"] ?? 0, "workouts": summary.documentCounts["workouts"] ?? 0,
-                "stubs": summary.documentCounts["stubs"] ?? 0]
     }
 
     static func inspectText(_ summary: ArchiveSummary, file: String) -> String {
@@ -84,7 +77,7 @@ enum ArchiveReport {
             guard let found = summary.rowsFound[table.rawValue] else { return nil }
             return [table.rawValue, ProgressLine.grouped(found), summary.declaredCounts[table.rawValue].map { ProgressLine.grouped(Int($0)) } ?? "-"]
         }
-        let documents = documentTables(summary).sorted { $0.key < $1.key }.map { [$0.key, ProgressLine.grouped($0.value), "-"] }
+        let documents = summary.documentTables.sorted { $0.key < $1.key }.map { [$0.key, ProgressLine.grouped($0.value), "-"] }
         text += Formatting.columns(["table", "rows", "declared"], rows + extensions + documents, numeric: [1, 2])
         if !summary.extensionFields.isEmpty {
             text += "\n\n  extension fields kept (the app does not archive them):"

@@ -89,10 +89,7 @@ public enum ArchiveVerifier {
         var checked = try worker.finish()
         let archiveTree = try roundTrip.finish()
         report.summary = summary
-        report.tables = summary.rowsFound.merging(summary.hasDocuments ? [
-            "splits": summary.documentCounts["splits"] ?? 0, "workouts": summary.documentCounts["workouts"] ?? 0,
-            "stubs": summary.documentCounts["stubs"] ?? 0,
-        ] : [:]) { a, _ in a }
+        report.tables = summary.rowsFound.merging(summary.documentTables) { a, _ in a }
         if !summary.isCompressed {
             report.warning(nil, "plain JSON: the file carries no checksum, so damage inside a value cannot be detected; pulse-archive export writes gzip")
         }

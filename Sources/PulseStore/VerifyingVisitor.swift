@@ -45,16 +45,16 @@ struct VerifyingVisitor: ArchiveVisitor {
         return runs
     }
 
-    /// The current table's key runs, references (index in `references`, field) and readiness
-    /// date field, looked up once per table rather than per row.
-    private var current: (keys: SortedKeyRuns, references: [(index: Int, field: Int, runs: SortedKeyRuns)], readinessDate: Int?)?
+    /// The current table's key runs, referencing fields with their runs, and readiness date
+    /// field, looked up once per table rather than per row.
+    private var current: (keys: SortedKeyRuns, references: [(field: Int, runs: SortedKeyRuns)], readinessDate: Int?)?
 
     mutating func beginTable(_ table: ArchiveTable) throws {
-        var references: [(index: Int, field: Int, runs: SortedKeyRuns)] = []
+        var references: [(field: Int, runs: SortedKeyRuns)] = []
         for (i, reference) in Self.references.enumerated() where reference.child == table {
             let runs = referenced[i] ?? SortedKeyRuns(directory: runsDirectory, name: "reference-\(i)")
             referenced[i] = runs
-            references.append((i, table.fieldIndex(reference.column)!, runs))
+            references.append((table.fieldIndex(reference.column)!, runs))
         }
         current = (keyRuns(table.key), references, table == .readinessDailies ? table.fieldIndex("date") : nil)
         try roundTrip.begin(.table(table))
