@@ -11,8 +11,8 @@ final class ReadAheadSource: ByteSource {
     /// Chunks, then the end (closed) or the error the source threw, in its place.
     private let queue: BoundedQueue<Result<Chunk, Error>>
     private let producer: Producer
-    private var current: [UInt8] = []
-    private var offset = 0
+    /// The chunk being read.
+    private var current = MemorySource([])
     /// The compressed bytes behind what `read` has returned so far (for progress).
     private(set) var compressedBytes: Int64 = 0
 
@@ -29,18 +29,13 @@ final class ReadAheadSource: ByteSource {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        if offset >= current.count {
+        while true {
+            let n = try current.read(into: buffer)
+            if n > 0 || buffer.isEmpty { return n }
             guard let next = try queue.pop()?.get() else { return 0 }
-            current = next.bytes
+            current = MemorySource(next.bytes)
             compressedBytes = next.compressedBytes
-            offset = 0
         }
-        let n = min(buffer.count, current.count - offset)
-        current.withUnsafeBytes { source in
-            buffer.baseAddress!.copyMemory(from: source.baseAddress! + offset, byteCount: n)
-        }
-        offset += n
-        return n
     }
 
     /// The thread's side: reads the base source into chunks until its end or an error.
