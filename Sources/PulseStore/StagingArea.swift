@@ -5,8 +5,9 @@ import PulseDocuments
 /// A scratch database with the store's schema into which an archive is read in full before
 /// anything touches the store.
 ///
-/// Staging is where the checks that need a whole table happen: the unique constraints refuse
-/// a duplicate key on disk, so memory stays flat however many rows a table has. Staging is
+/// Staging is where the checks that need a whole table happen: the unique indexes, built once
+/// the rows are in, refuse a duplicate key on disk, so memory stays flat however many rows a
+/// table has. Staging is
 /// fast and not durable (no journal, no fsync): if the process dies, it is simply discarded.
 final class StagingArea {
     /// The staging directory: `tables.sqlite`, `archive/` (the archive's documents) and, when
@@ -52,9 +53,11 @@ final class StagingArea {
     func retain() { retained = true }
 
     /// Reads the archive into staging, checking everything an import would. The inserts run
-    /// on a second thread while this one decompresses and parses.
+    /// on a second thread while this one decompresses and parses; the indexes are built after
+    /// them (`DeferredIndexes`), their unique keys checked then.
     func stage(_ reader: ArchiveReader) throws -> ArchiveSummary {
         try database.execute("BEGIN")
+        let indexes = try DeferredIndexes(dropping: database)
         var visitor = BackgroundVisitor(try StagingVisitor(database: database, documentRoot: archiveTree))
         let summary: ArchiveSummary
         do {
@@ -66,8 +69,28 @@ final class StagingArea {
             if let earlier = visitor.stop(), (error as? ArchiveError)?.kind != .unsupportedVersion { throw earlier }
             throw error
         }
+        try indexes.rebuild(repeatedKey: throwFirstRepeat)
         try database.execute("COMMIT")
         return summary
+    }
+
+    /// Throws the app's duplicate-entries refusal for the first row of `tableKey` (in the
+    /// file's order) whose key an earlier row has. Staging tables start empty, so a row's
+    /// rowid is its index in the file plus one.
+    private func throwFirstRepeat(in tableKey: String) throws {
+        guard let table = ArchiveTable.named(tableKey) else { return }
+        let key = StoreSchema.quoted(table.uniqueKey)
+        let query = try database.prepare("""
+            SELECT rowid, \(key), first FROM (
+              SELECT rowid, \(key), row_number() OVER byKey AS n, first_value(rowid) OVER byKey AS first
+              FROM \(StoreSchema.quoted(table.key)) WINDOW byKey AS (PARTITION BY \(key) ORDER BY rowid)
+            ) WHERE n = 2 ORDER BY rowid LIMIT 1
+            """)
+        guard try query.step() else { return }
+        let field = table.fields[table.uniqueKeyIndex]
+        throw ArchiveError(.duplicateKey, DuplicateKeyMessage.row(table, index: Int(query.int64(at: 0)) - 1,
+                                                                  key: query.value(at: 1, as: field.type),
+                                                                  firstRow: Int(query.int64(at: 2)) - 1), table: table.key)
     }
 
     /// Removes staging files a killed import left in `directory`.
@@ -79,8 +102,8 @@ final class StagingArea {
     }
 }
 
-/// Inserts each row the reader delivers into the staging tables, turning a unique-key
-/// violation into the app's duplicate-entries refusal.
+/// Inserts each row the reader delivers into the staging tables, turning a repeated
+/// extension-table key into the app's duplicate-entries refusal.
 struct StagingVisitor: ArchiveVisitor {
     private let writer: StoreRowWriter
     private let documentRoot: String
@@ -99,12 +122,9 @@ struct StagingVisitor: ArchiveVisitor {
         try StoreDocuments.writeFile(contents, at: path.path, under: documentRoot)
     }
 
+    /// A repeated key is found when the table's unique index is built (`StagingArea.stage`).
     mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {
-        do {
-            try writer.add(row, to: table)
-        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
-            throw ArchiveError(.duplicateKey, DuplicateKeyMessage.row(table, index: index, key: row[table.uniqueKeyIndex]), table: table.key)
-        }
+        try writer.add(row, to: table)
     }
 
     mutating func visitSetting(key: String, value: String) throws {

@@ -197,6 +197,8 @@ extension PulseStore {
             if let documentSwap {
                 try database.prepare(#"INSERT INTO main."documentSwaps" ("staging") VALUES (?)"#).run([.string(documentSwap)])
             }
+            // A replace refills every table: its indexes are built after the rows, as staging's.
+            let indexes = mode == .replace ? try DeferredIndexes(dropping: database) : nil
             var inserted: [String: Int] = [:]
             for table in ArchiveTable.all {
                 inserted[table.key] = try copy(StoreSchema.quoted(table.key), columns: StoreSchema.columnList(table), mode: mode)
@@ -207,6 +209,8 @@ extension PulseStore {
             }
             _ = try copy(#""settings""#, columns: #""key", "value""#, mode: mode)
             _ = try copy(#""attachments""#, columns: #""file", "contents""#, mode: mode)
+            // Staging found no repeated key, and the store's tables were emptied.
+            try indexes?.rebuild(repeatedKey: { _ in })
             return inserted
         }
     }

@@ -19,13 +19,49 @@ enum StoreSchema {
         }
     }
 
-    /// - Parameter unique: false leaves out the unique constraint (`verify`'s round trip).
-    static func createTable(_ table: ArchiveTable, unique: Bool = true) -> String {
+    /// - Parameters:
+    ///   - name: the table's name, when not its key (a table being rebuilt).
+    ///   - unique: false leaves out the unique constraint: the store's tables have a unique
+    ///     index instead since `uniqueKeysAsIndexes`, and `verify`'s round trip has neither.
+    static func createTable(_ table: ArchiveTable, named name: String? = nil, unique: Bool = true) -> String {
         var columns = table.fields.map { field in
             "\(quoted(field.name)) \(columnType(field.type))\(field.isOptional ? "" : " NOT NULL")"
         }
         if unique { columns.append("UNIQUE (\(quoted(table.uniqueKey)))") }
-        return "CREATE TABLE \(quoted(table.key)) (\n  \(columns.joined(separator: ",\n  "))\n)"
+        return "CREATE TABLE \(quoted(name ?? table.key)) (\n  \(columns.joined(separator: ",\n  "))\n)"
+    }
+
+    /// The unique index on a table's key, named `<table>UniqueKey`. An index, unlike a table's
+    /// UNIQUE constraint, can be dropped for a bulk load and built after it (`DeferredIndexes`).
+    static func createUniqueIndex(_ table: ArchiveTable) -> String {
+        "CREATE UNIQUE INDEX \(quoted(table.key + "UniqueKey")) ON \(quoted(table.key)) (\(quoted(table.uniqueKey)))"
+    }
+
+    /// The indexes of the readiness queries (`createReadinessIndexes`).
+    static let readinessIndexes = [
+        #"CREATE INDEX "measurementsByKindAndTime" ON "measurements" ("kindRaw", "timestamp")"#,
+        #"CREATE INDEX "sleepSessionsByDate" ON "sleepSessions" ("date")"#,
+        #"CREATE INDEX "activityDailiesByDate" ON "activityDailies" ("date")"#,
+        #"CREATE INDEX "activitySessionsByEnd" ON "activitySessions" ("endedAt")"#,
+        #"CREATE INDEX "readinessDailiesByDate" ON "readinessDailies" ("date")"#,
+    ]
+
+    /// `createSleepStageBlocksBySession`'s index.
+    static let sleepStageBlocksBySession = #"CREATE INDEX "sleepStageBlocksBySession" ON "sleepStageBlocks" ("sessionId")"#
+
+    /// A table rebuilt without its UNIQUE constraint and given a unique index instead, its
+    /// rows and rowids (the export's order) kept. Dropping the old table drops its indexes:
+    /// the migration creates them again.
+    static func rebuildWithUniqueIndex(_ table: ArchiveTable) -> [String] {
+        let rebuilt = table.key + "Rebuilt"
+        let columns = columnList(table)
+        return [
+            createTable(table, named: rebuilt, unique: false),
+            "INSERT INTO \(quoted(rebuilt)) (rowid, \(columns)) SELECT rowid, \(columns) FROM \(quoted(table.key)) ORDER BY rowid",
+            "DROP TABLE \(quoted(table.key))",
+            "ALTER TABLE \(quoted(rebuilt)) RENAME TO \(quoted(table.key))",
+            createUniqueIndex(table),
+        ]
     }
 
     static let createSettings = """
@@ -84,17 +120,11 @@ struct StoreMigration {
         ),
         StoreMigration(
             name: "createReadinessIndexes",
-            sql: [
-                #"CREATE INDEX "measurementsByKindAndTime" ON "measurements" ("kindRaw", "timestamp")"#,
-                #"CREATE INDEX "sleepSessionsByDate" ON "sleepSessions" ("date")"#,
-                #"CREATE INDEX "activityDailiesByDate" ON "activityDailies" ("date")"#,
-                #"CREATE INDEX "activitySessionsByEnd" ON "activitySessions" ("endedAt")"#,
-                #"CREATE INDEX "readinessDailiesByDate" ON "readinessDailies" ("date")"#,
-            ]
+            sql: StoreSchema.readinessIndexes
         ),
         StoreMigration(
             name: "createSleepStageBlocksBySession",
-            sql: [#"CREATE INDEX "sleepStageBlocksBySession" ON "sleepStageBlocks" ("sessionId")"#]
+            sql: [StoreSchema.sleepStageBlocksBySession]
         ),
         StoreMigration(
             name: "createDocumentSwaps",
@@ -106,11 +136,20 @@ struct StoreMigration {
             name: "createExtensionTables",
             sql: ExtensionTable.allCases.map(StoreSchema.createExtensionTable)
         ),
+        // Import builds a new store's indexes after loading its rows, several times faster
+        // than keeping them up to date row by row (docs/performance.md); a UNIQUE constraint
+        // cannot be dropped for that, a unique index can.
+        StoreMigration(
+            name: "uniqueKeysAsIndexes",
+            sql: ArchiveTable.all.flatMap(StoreSchema.rebuildWithUniqueIndex)
+                + StoreSchema.readinessIndexes + [StoreSchema.sleepStageBlocksBySession]
+        ),
     ]
 
-    /// Brings `database` up to date, each step in its own transaction.
+    /// Brings `database` up to date (or up to the first `count` steps, as an older tool left
+    /// it), each step in its own transaction.
     /// - Throws: `StoreError.incompatibleStore` for a store from a newer tool.
-    static func migrate(_ database: SQLiteDatabase) throws {
+    static func migrate(_ database: SQLiteDatabase, through count: Int = all.count) throws {
         let version = Int(try database.integer("PRAGMA user_version"))
         if version > all.count {
             throw StoreError(
@@ -118,12 +157,12 @@ struct StoreMigration {
                 "\(database.path) was written by a newer pulse-archive (schema version \(version); this tool knows up to \(all.count)): update pulse-archive"
             )
         }
-        guard version < all.count else { return }
+        guard version < count else { return }
         if version == 0 {
             try database.execute(#"CREATE TABLE IF NOT EXISTS "schemaMigrations" ("name" TEXT NOT NULL PRIMARY KEY, "appliedAt" INTEGER NOT NULL)"#)
         }
         let record = try database.prepare(#"INSERT INTO "schemaMigrations" ("name", "appliedAt") VALUES (?, strftime('%s','now') * 1000)"#)
-        for (index, migration) in all.enumerated().dropFirst(version) {
+        for (index, migration) in all.prefix(count).enumerated().dropFirst(version) {
             try database.transaction {
                 for statement in migration.sql { try database.execute(statement) }
                 try record.run([.string(migration.name)])
