@@ -7,28 +7,29 @@
 /// transaction: a failure rolls the drops back with the rows.
 struct DeferredIndexes {
     private let database: SQLiteDatabase
-    /// Table and SQL of each dropped index, in the schema's order.
-    private let indexes: [(table: String, sql: String)]
+    /// Table and SQL of each dropped index not yet built again, in the schema's order.
+    private var pending: [(table: String, sql: String)]
 
     /// Drops every named index (the indexes SQLite makes for a table's own constraints stay).
     init(dropping database: SQLiteDatabase) throws {
         self.database = database
         let query = try database.prepare("SELECT name, tbl_name, sql FROM main.sqlite_schema WHERE type = 'index' AND sql IS NOT NULL ORDER BY rowid")
         var names: [String] = []
-        var indexes: [(table: String, sql: String)] = []
+        var pending: [(table: String, sql: String)] = []
         while try query.step() {
             names.append(query.text(at: 0))
-            indexes.append((query.text(at: 1), query.text(at: 2)))
+            pending.append((query.text(at: 1), query.text(at: 2)))
         }
         for name in names { try database.execute("DROP INDEX main.\(StoreSchema.quoted(name))") }
-        self.indexes = indexes
+        self.pending = pending
     }
 
-    /// Builds the indexes again.
+    /// Builds the indexes of `table` again (nil: every index still dropped).
     /// - Parameter repeatedKey: called with the table when one of its unique indexes finds a
     ///   key twice; it throws the error to report (else SQLite's is thrown).
-    func rebuild(repeatedKey: (_ table: String) throws -> Void) throws {
-        for index in indexes {
+    mutating func rebuild(of table: String? = nil, repeatedKey: (_ table: String) throws -> Void) throws {
+        while let next = pending.firstIndex(where: { table == nil || $0.table == table }) {
+            let index = pending.remove(at: next)
             do {
                 try database.prepare(index.sql).run()
             } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {

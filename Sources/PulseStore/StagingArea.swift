@@ -53,25 +53,58 @@ final class StagingArea {
     func retain() { retained = true }
 
     /// Reads the archive into staging, checking everything an import would. The inserts run
-    /// on a second thread while this one decompresses and parses; the indexes are built after
-    /// them (`DeferredIndexes`), their unique keys checked then.
+    /// on a second thread while this one decompresses and parses; a table's indexes are built
+    /// once its rows are in (`DeferredIndexes`), and its unique key is checked then.
     func stage(_ reader: ArchiveReader) throws -> ArchiveSummary {
         try database.execute("BEGIN")
-        let indexes = try DeferredIndexes(dropping: database)
         var visitor = BackgroundVisitor(try StagingVisitor(database: database, documentRoot: archiveTree))
         let summary: ArchiveSummary
         do {
             summary = try reader.read(into: &visitor)
-            _ = try visitor.finish()
+            var staged = try visitor.finish()
+            try staged.endStaging()
         } catch {
             // The inserts lag behind the reader: a problem they found came earlier in the file,
             // unless the file is of a newer format, which is reported before anything else.
             if let earlier = visitor.stop(), (error as? ArchiveError)?.kind != .unsupportedVersion { throw earlier }
             throw error
         }
-        try indexes.rebuild(repeatedKey: throwFirstRepeat)
         try database.execute("COMMIT")
         return summary
+    }
+
+    /// Removes staging files a killed import left in `directory`.
+    static func removeLeftovers(in directory: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where name.hasPrefix(".staging-") {
+            PrivateFiles.remove(directory + "/" + name)
+        }
+    }
+}
+
+/// Inserts each row the reader delivers into the staging tables, and builds a table's indexes
+/// once its rows are in (on the inserting thread, while the reader goes on with the next
+/// table), turning a repeated key into the app's duplicate-entries refusal.
+struct StagingVisitor: ArchiveVisitor {
+    private let database: SQLiteDatabase
+    private let writer: StoreRowWriter
+    private let documentRoot: String
+    private var indexes: DeferredIndexes
+
+    init(database: SQLiteDatabase, documentRoot: String) throws {
+        self.database = database
+        writer = try StoreRowWriter(database: database)
+        self.documentRoot = documentRoot
+        indexes = try DeferredIndexes(dropping: database)
+    }
+
+    mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws {
+        try indexes.rebuild(of: table.key, repeatedKey: throwFirstRepeat)
+    }
+
+    /// Builds the indexes of the tables the archive did not have.
+    mutating func endStaging() throws {
+        try indexes.rebuild(repeatedKey: throwFirstRepeat)
     }
 
     /// Throws the app's duplicate-entries refusal for the first row of `tableKey` (in the
@@ -93,26 +126,6 @@ final class StagingArea {
                                                                   firstRow: Int(query.int64(at: 2)) - 1), table: table.key)
     }
 
-    /// Removes staging files a killed import left in `directory`.
-    static func removeLeftovers(in directory: String) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names where name.hasPrefix(".staging-") {
-            PrivateFiles.remove(directory + "/" + name)
-        }
-    }
-}
-
-/// Inserts each row the reader delivers into the staging tables, turning a repeated
-/// extension-table key into the app's duplicate-entries refusal.
-struct StagingVisitor: ArchiveVisitor {
-    private let writer: StoreRowWriter
-    private let documentRoot: String
-
-    init(database: SQLiteDatabase, documentRoot: String) throws {
-        writer = try StoreRowWriter(database: database)
-        self.documentRoot = documentRoot
-    }
-
     /// Written as the original bytes when the archive has them, else canonically encoded.
     mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
         try StoreDocuments.writeFile(originalBytes ?? DocumentCoder.encode(document), at: path.path, under: documentRoot)
@@ -122,7 +135,7 @@ struct StagingVisitor: ArchiveVisitor {
         try StoreDocuments.writeFile(contents, at: path.path, under: documentRoot)
     }
 
-    /// A repeated key is found when the table's unique index is built (`StagingArea.stage`).
+    /// A repeated key is found when the table's unique index is built (`endTable`).
     mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {
         try writer.add(row, to: table)
     }

@@ -198,7 +198,7 @@ extension PulseStore {
                 try database.prepare(#"INSERT INTO main."documentSwaps" ("staging") VALUES (?)"#).run([.string(documentSwap)])
             }
             // A replace refills every table: its indexes are built after the rows, as staging's.
-            let indexes = mode == .replace ? try DeferredIndexes(dropping: database) : nil
+            var indexes = mode == .replace ? try DeferredIndexes(dropping: database) : nil
             var inserted: [String: Int] = [:]
             for table in ArchiveTable.all {
                 inserted[table.key] = try copy(StoreSchema.quoted(table.key), columns: StoreSchema.columnList(table), mode: mode)
