@@ -6,6 +6,9 @@
 /// holds for it, so the database ends with exactly the schema it had. Use inside the load's
 /// transaction: a failure rolls the drops back with the rows.
 struct DeferredIndexes {
+    /// Memory for sorting an index's keys before SQLite merges them from temporary files.
+    static let sortMemoryKiB = 4_000
+
     private let database: SQLiteDatabase
     /// Table and SQL of each dropped index not yet built again, in the schema's order.
     private var pending: [(table: String, sql: String)]
@@ -31,6 +34,10 @@ struct DeferredIndexes {
         while let next = pending.firstIndex(where: { table == nil || $0.table == table }) {
             let index = pending.remove(at: next)
             do {
+                // SQLite sorts an index's keys in memory up to the page cache's size: a smaller
+                // cache while building keeps peak memory the same for a year or ten of rows.
+                try database.execute("PRAGMA cache_size = -\(Self.sortMemoryKiB)")
+                defer { try? database.execute("PRAGMA cache_size = -\(PulseStore.pageCacheKiB)") }
                 try database.prepare(index.sql).run()
             } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
                 try repeatedKey(index.table)

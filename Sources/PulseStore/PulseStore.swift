@@ -84,9 +84,11 @@ public final class PulseStore {
             try database.execute("PRAGMA journal_mode = OFF")
             try database.execute("PRAGMA synchronous = OFF")
         }
-        // 16 MB of page cache per connection: an import holds two, verify three.
-        try database.execute("PRAGMA cache_size = -16000")
+        try database.execute("PRAGMA cache_size = -\(pageCacheKiB)")
     }
+
+    /// 16 MB of page cache per connection: an import holds two, verify three.
+    static let pageCacheKiB = 16_000
 
     /// Rows per archive table.
     public func rowCounts() throws -> [String: Int] {

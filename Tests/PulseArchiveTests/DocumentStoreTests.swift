@@ -17,7 +17,7 @@ struct TreeFixture {
     func write(_ relative: String, _ bytes: [UInt8]) throws -> String {
         let path = root + "/" + relative
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)), "\(path)")
         return path
     }
 
