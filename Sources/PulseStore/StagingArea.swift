@@ -7,8 +7,8 @@ import PulseDocuments
 ///
 /// Staging is where the checks that need a whole table happen: the unique indexes, built once
 /// the rows are in, refuse a duplicate key on disk, so memory stays flat however many rows a
-/// table has. Staging is
-/// fast and not durable (no journal, no fsync): if the process dies, it is simply discarded.
+/// table has. Staging is fast and not durable (no journal, no fsync): if the process dies, it
+/// is simply discarded.
 final class StagingArea {
     /// The staging directory: `tables.sqlite`, `archive/` (the archive's documents) and, when
     /// an import builds one, `tree/` (the store's next document tree).
