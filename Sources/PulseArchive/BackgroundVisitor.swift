@@ -31,6 +31,12 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
     private var table: ArchiveTable?
     /// What the base visitor threw; written by the worker before `finished` is signalled.
     private var deliveryError: Error?
+    /// Batches delivered, on their way back to the reader's thread to be freed there (guarded
+    /// by `deliveredLock`). Their rows were allocated on that thread, and glibc frees a block
+    /// fastest on the thread that allocated it: freed on the worker, they cost it a lock on
+    /// the reader's heap each.
+    private var delivered: [[VisitorCall]] = []
+    private let deliveredLock = NSLock()
 
     public init(_ base: Base, batchSize: Int = 256, capacity: Int = 16) {
         self.base = base
@@ -65,6 +71,11 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
             try queue.push(pending)
             pending = []
             pending.reserveCapacity(batchSize)
+            deliveredLock.lock()
+            let done = delivered
+            delivered = []
+            deliveredLock.unlock()
+            withExtendedLifetime(done) {}  // freed here, on the reader's thread
         }
     }
 
@@ -73,6 +84,9 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
             while let batch = try queue.pop() {
                 do {
                     for call in batch { try deliver(call) }
+                    deliveredLock.lock()
+                    delivered.append(batch)
+                    deliveredLock.unlock()
                 } catch {
                     deliveryError = error
                     queue.fail(error)  // the reader throws it at its next hand-off
