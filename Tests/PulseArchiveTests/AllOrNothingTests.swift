@@ -98,6 +98,71 @@ struct AllOrNothingTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".staging") })
     }
 
+    /// A store as the tool left it before `uniqueKeysAsIndexes` (schema 5), holding the rows of
+    /// the store in `source`.
+    private func makeSchema5Store(copying source: String, into directory: String) throws {
+        try PrivateFiles.createDirectory(directory)
+        try PrivateFiles.touch(directory + "/pulse.sqlite")
+        let database = try SQLiteDatabase(path: directory + "/pulse.sqlite", create: false)
+        try PulseStore.configure(database, durable: true)
+        try StoreMigration.migrate(database, through: 5)
+        try database.prepare("ATTACH DATABASE ? AS source").run([.string(source + "/pulse.sqlite")])
+        for table in ArchiveTable.all {
+            let columns = StoreSchema.columnList(table), name = StoreSchema.quoted(table.key)
+            try database.execute("INSERT INTO main.\(name) (\(columns)) SELECT \(columns) FROM source.\(name) ORDER BY rowid")
+        }
+        try database.execute("INSERT INTO main.settings SELECT * FROM source.settings")
+        try database.execute("DETACH DATABASE source")
+        database.close()
+    }
+
+    /// A store's schema version and every archive row with its rowid, read without opening the
+    /// store (which would migrate it).
+    private func rawContent(of directory: String) throws -> (version: Int64, rows: [String: [[FieldValue]]]) {
+        let database = try SQLiteDatabase(path: directory + "/pulse.sqlite", create: false)
+        var rows: [String: [[FieldValue]]] = [:]
+        for table in ArchiveTable.all {
+            let select = try database.prepare("SELECT rowid, \(StoreSchema.columnList(table)) FROM \(StoreSchema.quoted(table.key)) ORDER BY rowid")
+            while try select.step() {
+                rows[table.key, default: []].append([.int(select.int64(at: 0))] + table.fields.enumerated().map {
+                    select.value(at: Int32($0.offset + 1), as: $0.element.type)
+                })
+            }
+        }
+        return (try database.integer("PRAGMA user_version"), rows)
+    }
+
+    @Test("the migration to unique indexes killed with SIGKILL at 20 points: the store is at schema 5 or 6, with the same rows and rowids")
+    func killedMigration() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("demo"), days: 45, seed: 9, rawPacketsPerDay: 300)
+        let original = dir.file("schema5")
+        try makeSchema5Store(copying: dir.file("demo"), into: original)
+        let before = try rawContent(of: original)
+        #expect(before.version == 5 && (before.rows["rawPackets"]?.count ?? 0) == 45 * 300)
+        try FileManager.default.copyItem(atPath: original, toPath: dir.file("calibration"))
+        // The first command of the new version migrates, then exports.
+        let total = try duration(["export", "--store", dir.file("calibration"), "-o", dir.file("calibration.json.gz")])
+        var killed = 0, versions: [Int64: Int] = [:]
+        for point in 1...20 {
+            let store = dir.file("s\(point)")
+            try FileManager.default.copyItem(atPath: original, toPath: store)
+            if try killPartWay(["export", "--store", store, "-o", dir.file("out\(point).json.gz")], after: total * Double(point) / 25) {
+                killed += 1
+            }
+            let after = try rawContent(of: store)
+            versions[after.version, default: 0] += 1
+            #expect(after.rows == before.rows, "point \(point): the rows changed (schema \(after.version))")
+        }
+        #expect(killed >= 12, "only \(killed) of 20 commands were killed part way")
+        #expect(versions.keys.allSatisfy { $0 == 5 || $0 == 6 } && versions[5] != nil && versions[6] != nil, "\(versions)")
+        // The next command on a store whose migration was killed migrates it, and keeps every row.
+        let interrupted = try #require((1...20).first { try rawContent(of: dir.file("s\($0)")).version == 5 })
+        #expect(try CLI.run(["export", "--store", dir.file("s\(interrupted)"), "-o", dir.file("final.json.gz")]).exitCode == 0)
+        let finished = try rawContent(of: dir.file("s\(interrupted)"))
+        #expect(finished.version == 6 && finished.rows == before.rows)
+    }
+
     /// The newest safety backup of a store.
     private func latestBackup(_ store: String) throws -> String {
         let names = try FileManager.default.contentsOfDirectory(atPath: store + "/backups").sorted()
