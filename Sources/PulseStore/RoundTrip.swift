@@ -51,7 +51,7 @@ final class RollingRoundTrip {
         tree = directory + "/tree"
         try PrivateFiles.createDirectory(tree)
         try PrivateFiles.touch(directory + "/store.sqlite")
-        let database = try SQLiteDatabase(path: directory + "/store.sqlite", create: false)
+        let database = try SQLiteDatabase(path: directory + "/store.sqlite", create: false, attachesReadOnly: storePath != nil)
         try PulseStore.configure(database, durable: false)
         for sql in StoreSchema.roundTripTables { try database.execute(sql) }
         self.database = database

@@ -28,11 +28,14 @@ final class SQLiteDatabase {
     }()
 
     /// Opens (creating if allowed) the database file at `path`.
-    init(path: String, create: Bool) throws {
+    /// - Parameter attachesReadOnly: lets `attachReadOnly` be used on this connection (it needs
+    ///   URI filenames, so `path` must not start with `file:`).
+    init(path: String, create: Bool, attachesReadOnly: Bool = false) throws {
         _ = Self.configured
         self.path = path
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+            | (attachesReadOnly ? SQLITE_OPEN_URI : 0)
         let status = sqlite3_open_v2(path, &db, flags, nil)
         guard status == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "status \(status)"
@@ -53,6 +56,20 @@ final class SQLiteDatabase {
         statementCache.removeAll()
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
+    }
+
+    /// Attaches the database file at `path` as `schema`, read-only: a statement that would
+    /// write to it fails. The connection must have been opened with `attachesReadOnly`.
+    func attachReadOnly(_ path: String, as schema: String) throws {
+        // A URI filename, every byte outside the unreserved set percent-encoded.
+        let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/".utf8)
+        let hex = Array("0123456789ABCDEF".utf8)
+        var uri = Array("file:".utf8)
+        for byte in path.utf8 {
+            if unreserved.contains(byte) { uri.append(byte) } else { uri += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]] }
+        }
+        uri += Array("?mode=ro".utf8)
+        try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(String(decoding: uri, as: UTF8.self))])
     }
 
     /// A statement prepared on first use and kept for the connection's lifetime.

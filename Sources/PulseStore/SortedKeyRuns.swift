@@ -11,7 +11,7 @@ import PulseArchive
 /// references this way, without a database and without holding a table in memory.
 ///
 /// Keys are compared by their encoding (`KeyEncoding`), which is equal exactly when the
-/// store's unique constraint would call two values equal.
+/// store's unique index would call two values equal.
 final class SortedKeyRuns {
     /// One key with the index of the row it came from.
     private struct Entry {
@@ -293,7 +293,7 @@ private func appendLittleEndian<T: FixedWidthInteger>(_ value: T, to out: inout 
 
 /// A key as it sorts: a canonical UUID (nearly every key) as its 128 bits, anything else as
 /// its `KeyEncoding` bytes, the first 16 in two words and the rest beside. Two keys are equal
-/// exactly when their values are, as the store's unique constraint sees them.
+/// exactly when their values are, as the store's unique index sees them.
 struct SortKey: Equatable, Comparable {
     /// 0 for a UUID, 1 for other bytes.
     let kind: UInt8
@@ -412,7 +412,7 @@ enum UUIDBits {
     }
 }
 
-/// Key values as bytes that compare equal exactly when SQLite's unique constraint would call
+/// Key values as bytes that compare equal exactly when SQLite's unique index would call
 /// the values equal: a type tag, then text as UTF-8 or an integer as big-endian with the sign
 /// bit flipped (so bytes sort like numbers).
 enum KeyEncoding {

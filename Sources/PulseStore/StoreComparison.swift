@@ -22,10 +22,11 @@ final class StoreComparison {
     /// Archive rows found in the store under their key, per table.
     private var matched: [String: Int] = [:]
 
-    /// - Parameter database: the temporary store's connection; the store is attached to it.
+    /// - Parameter database: the temporary store's connection (opened with
+    ///   `attachesReadOnly`); the store is attached to it read-only.
     init(database: SQLiteDatabase, storePath: String) throws {
         self.database = database
-        try database.prepare("ATTACH DATABASE ? AS store").run([.string(storePath)])
+        try database.attachReadOnly(storePath, as: "store")
     }
 
     /// Compares the rows `table` holds in the temporary store now (one batch) with the store.

@@ -84,6 +84,19 @@ struct VerifyTests {
         #expect(diff["sleepSessions"] == ["missing": 0, "extra": 0, "changed": 0])
     }
 
+    @Test("--store attaches the store read-only, whatever characters its path holds")
+    func storeAttachedReadOnly() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("a store %41 ?#ü")
+        try StoreFixtures.demoStore(store, days: 2)
+        _ = try StoreFixtures.export(store, to: dir.file("s.json.gz"))
+        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: store + "/pulse.sqlite")
+        #expect(try roundTrip.database.integer(#"SELECT count(*) FROM store."measurements""#) > 0)
+        #expect(throws: (any Error).self) { try roundTrip.database.execute(#"DELETE FROM store."measurements""#) }
+        let (result, _) = try verify([dir.file("s.json.gz"), "--store", store])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+    }
+
     @Test("a file with five different problems reports all five")
     func fiveProblems() throws {
         let dir = TemporaryDirectory()
