@@ -2,7 +2,8 @@
 # The benchmark (docs/performance.md): reference stores of 1 and 10 years of a ring with raw
 # packets; wall time and peak RSS (/usr/bin/time -v) of export, import (without and with the
 # readiness backfill), verify and readiness --backfill; the peers gzip -6 and a Python
-# standard-library importer on the same data; the ratios ours / peer.
+# standard-library importer on the same data; the ratios ours / peer. Then import, verify and
+# export of the 1-year archive with 200 MB of attachments added (scripts/add_attachments.py).
 #
 #   scripts/bench.sh                 # 1 and 10 years
 #   YEARS="1" scripts/bench.sh       # 1 year only
@@ -66,3 +67,20 @@ for years in ${YEARS:-1 10}; do
     row "verify" "$verify_s" "$verify_mb" "verify/import $(ratio "$verify_s" "$import_s")"
     row "readiness --backfill (90 d)" "$readiness_s" "$readiness_mb"
 done
+
+# Attachments: memory must not grow with them either. The 1-year archive plus 200 attachments
+# of 1 MiB (random, so incompressible).
+if [ -f "$work/ref-1y.json.gz" ]; then
+    attachments="$work/attachments.json.gz"
+    [ -f "$attachments" ] || python3 scripts/add_attachments.py "$work/ref-1y.json.gz" "$attachments" 200 1048576
+    echo
+    echo "1-year reference with 200 attachments of 1 MiB ($(($(stat -c %s "$attachments") / 1000000)) MB archive)"
+    rm -rf "$work/attachments-store"
+    read -r a_import_s a_import_mb < <(measure "$bin" import "$attachments" --store "$work/attachments-store" --no-backfill --quiet)
+    read -r a_verify_s a_verify_mb < <(measure "$bin" verify "$attachments" --quiet)
+    rm -f "$work/attachments-export.json.gz"
+    read -r a_export_s a_export_mb < <(measure "$bin" export --store "$work/attachments-store" -o "$work/attachments-export.json.gz" --quiet)
+    row "import --no-backfill" "$a_import_s" "$a_import_mb"
+    row "verify" "$a_verify_s" "$a_verify_mb"
+    row "export" "$a_export_s" "$a_export_mb"
+fi

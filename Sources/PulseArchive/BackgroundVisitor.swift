@@ -16,8 +16,10 @@ private enum VisitorCall {
 
 /// Delivers a read's visitor calls to `base` on a thread of its own, in order, so that
 /// decompressing and parsing (the reader's thread) and what the visitor does with the rows
-/// (inserting them into SQLite) use both cores. Calls travel in batches; at most `capacity`
-/// batches wait, so memory stays bounded.
+/// (inserting them into SQLite) use both cores. Calls travel in batches of at most
+/// `batchSize` calls or `capacity` × 64 KB of attachments, documents and settings (1 MB by
+/// default); the queue holds `capacity` batches of rows, or that many bytes of the rest (or one
+/// larger attachment alone), so memory stays bounded whatever the archive holds.
 ///
 /// An error the base visitor throws reaches the reader at its next call, like an error thrown
 /// in place; `finish` returns the base visitor once everything was delivered.
@@ -25,8 +27,13 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
     private var base: Base
     private let batchSize: Int
     private let queue: BoundedQueue<[VisitorCall]>
-    /// Filled on the reader's thread only.
+    /// Filled on the reader's thread only, with the bytes its calls carry.
     private var pending: [VisitorCall] = []
+    private var pendingBytes = 0
+    /// Bytes a batch carries per unit of the queue's capacity.
+    private static var bytesPerUnit: Int { 64 << 10 }
+    /// The bytes at which a batch is handed over however few calls it has.
+    private let batchBytes: Int
     /// The table whose rows are being delivered, on the worker's thread only.
     private var table: ArchiveTable?
     /// What the base visitor threw; written by the worker before `finished` is signalled.
@@ -41,6 +48,7 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
     public init(_ base: Base, batchSize: Int = 256, capacity: Int = 16) {
         self.base = base
         self.batchSize = batchSize
+        batchBytes = capacity * Self.bytesPerUnit
         queue = BoundedQueue(capacity: capacity)
         super.init()
         start(named: "pulse-archive staging")
@@ -49,8 +57,7 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
     /// Waits until every call was delivered, and returns the base visitor.
     /// - Throws: the first error the base visitor threw.
     public func finish() throws -> Base {
-        if !pending.isEmpty { try queue.push(pending) }
-        pending = []
+        if !pending.isEmpty { try pushPending() }
         queue.close()
         join()
         if let deliveryError { throw deliveryError }
@@ -65,11 +72,12 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
         return deliveryError
     }
 
-    private func submit(_ call: VisitorCall) throws {
+    /// - Parameter bytes: what the call carries beyond a row's size (an attachment's contents).
+    private func submit(_ call: VisitorCall, bytes: Int = 0) throws {
         pending.append(call)
-        if pending.count >= batchSize {
-            try queue.push(pending)
-            pending = []
+        pendingBytes += bytes
+        if pending.count >= batchSize || pendingBytes >= batchBytes {
+            try pushPending()
             pending.reserveCapacity(batchSize)
             deliveredLock.lock()
             let done = delivered
@@ -77,6 +85,12 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
             deliveredLock.unlock()
             withExtendedLifetime(done) {}  // freed here, on the reader's thread
         }
+    }
+
+    private func pushPending() throws {
+        try queue.push(pending, weight: 1 + pendingBytes / Self.bytesPerUnit)
+        pending = []
+        pendingBytes = 0
     }
 
     override func drain() {
@@ -118,11 +132,13 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
     public func beginTable(_ table: ArchiveTable) throws { try submit(.begin(table)) }
     public func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws { try submit(.row(row, index)) }
     public func endTable(_ table: ArchiveTable, rowCount: Int) throws { try submit(.end(table, rowCount)) }
-    public func visitSetting(key: String, value: String) throws { try submit(.setting(key, value)) }
-    public func visitAttachment(name: String, contents: [UInt8]) throws { try submit(.attachment(name, contents)) }
+    public func visitSetting(key: String, value: String) throws { try submit(.setting(key, value), bytes: value.utf8.count) }
+    public func visitAttachment(name: String, contents: [UInt8]) throws { try submit(.attachment(name, contents), bytes: contents.count) }
     public func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
-        try submit(.document(path, document, originalBytes))
+        try submit(.document(path, document, originalBytes), bytes: originalBytes?.count ?? 0)
     }
-    public func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws { try submit(.documentFile(path, contents)) }
+    public func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
+        try submit(.documentFile(path, contents), bytes: contents.count)
+    }
     public func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws { try submit(.extensionRow(table, row, index)) }
 }

@@ -1,13 +1,16 @@
 import Foundation
 
-/// A first-in first-out queue between two threads that holds at most `capacity` elements:
-/// `push` waits while it is full, `pop` while it is empty. Either side can end it: `close`
-/// (no more elements; `pop` returns nil once drained) or `fail` (both sides throw the error).
+/// A first-in first-out queue between two threads that holds at most `capacity` units of
+/// weight (an element weighs 1 unless its pusher says more): `push` waits while it is full,
+/// `pop` while it is empty. An element heavier than what is left waits for an empty queue,
+/// then goes alone. Either side can end it: `close` (no more elements; `pop` returns nil once
+/// drained) or `fail` (both sides throw the error).
 final class BoundedQueue<Element>: @unchecked Sendable {
     private let capacity: Int
     // Guarded by `condition`.
     private let condition = NSCondition()
-    private var elements: [Element] = []
+    private var elements: [(element: Element, weight: Int)] = []
+    private var load = 0
     private var closed = false
     private var failure: Error?
 
@@ -15,12 +18,13 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         self.capacity = capacity
     }
 
-    func push(_ element: Element) throws {
+    func push(_ element: Element, weight: Int = 1) throws {
         condition.lock()
         defer { condition.unlock() }
-        while elements.count >= capacity && failure == nil { condition.wait() }
+        while load > 0 && load + weight > capacity && failure == nil { condition.wait() }
         if let failure { throw failure }
-        elements.append(element)
+        elements.append((element, weight))
+        load += weight
         condition.broadcast()
     }
 
@@ -32,7 +36,9 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         if let failure { throw failure }
         guard !elements.isEmpty else { return nil }
         condition.broadcast()
-        return elements.removeFirst()
+        let first = elements.removeFirst()
+        load -= first.weight
+        return first.element
     }
 
     func close() {
@@ -47,6 +53,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         condition.lock()
         if failure == nil { failure = error }
         elements.removeAll()
+        load = 0
         condition.broadcast()
         condition.unlock()
     }

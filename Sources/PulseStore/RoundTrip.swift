@@ -18,7 +18,7 @@ enum RoundTripSection: Equatable {
 /// import's own row writer, are read back with the exporter's query and compared, column by
 /// column, with the rows as the archive gave them (`RowTextCheck` covers what the export then
 /// writes). Extension rows, settings, attachments and documents (few) go the long way: an
-/// export of the temporary store into memory, read back by the reader and compared. The
+/// export of the temporary store into a scratch file, read back by the reader and compared. The
 /// temporary store never holds more than one batch of rows, so memory and disk stay flat
 /// however large the archive.
 final class RollingRoundTrip {
@@ -28,6 +28,9 @@ final class RollingRoundTrip {
     /// The temporary store's database (`StoreSchema.roundTripTables`) and document tree.
     let database: SQLiteDatabase
     let tree: String
+    /// Where a step of the long way is exported and read back: a file, not memory, since
+    /// attachments can be large.
+    private let longWay: String
     private let writer: StoreRowWriter
     /// With `verify --store`: the store, compared one batch at a time.
     let comparison: StoreComparison?
@@ -49,6 +52,7 @@ final class RollingRoundTrip {
     init(directory: String, comparingWith storePath: String?) throws {
         try PrivateFiles.createDirectory(directory)
         tree = directory + "/tree"
+        longWay = directory + "/long-way.json"
         try PrivateFiles.createDirectory(tree)
         try PrivateFiles.touch(directory + "/store.sqlite")
         let database = try SQLiteDatabase(path: directory + "/store.sqlite", create: false, attachesReadOnly: storePath != nil)
@@ -182,11 +186,13 @@ final class RollingRoundTrip {
 
     private func readBack(_ content: RoundTripContent) throws {
         guard failure == nil else { return }
-        let exported = MemorySink()
         var comparer = RoundTripComparer(expected: expected, extensionTable: content.extensionTable)
+        defer { PrivateFiles.remove(longWay) }
         do {
-            try ArchiveWriter.write(content, options: ArchiveWriterOptions(appVersion: "verify", exportedAt: 0), to: exported)
-            try ArchiveReader(bytes: exported.bytes, name: "the round-trip export").read(into: &comparer)
+            let file = try SystemFile.createExclusive(longWay)
+            try ArchiveWriter.write(content, options: ArchiveWriterOptions(appVersion: "verify", exportedAt: 0), to: FileSink(file))
+            try file.close()
+            try ArchiveReader(path: longWay).read(into: &comparer)
         } catch {
             failure = "round trip: the restored \(content.extensionTable?.rawValue ?? "settings, attachments and documents") could not be exported and read back: \(error)"
             return
