@@ -1,5 +1,6 @@
 import Foundation
 import PulseArchive
+import PulseStore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -19,6 +20,13 @@ struct Console {
     }
 
     var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    /// Says, on a terminal, that the store is about to be upgraded, since on a large store the
+    /// first command of a new version pauses for about as long as an import.
+    func announceUpgrade(of store: String, quiet: Bool) {
+        guard !quiet, stderrIsTerminal, PulseStore.needsUpgrade(store) else { return }
+        err("Upgrading the store \(store) to this version's schema (once; a large store takes about as long as an import)…")
+    }
 
     /// The store directory: `--store`, else `$PULSE_STORE`, else `./pulse-store`.
     func storeDirectory(_ arguments: ParsedArguments) -> String {

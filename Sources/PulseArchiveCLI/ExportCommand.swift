@@ -42,6 +42,7 @@ struct ExportCommand: Subcommand {
     }
 
     func run() throws -> Int32 {
+        console.announceUpgrade(of: store, quiet: quiet)
         let progress = ProgressLine("Exporting", console: console, quiet: quiet)
         defer { progress.finish() }
         let result = try PulseStore.exportArchive(

@@ -44,6 +44,7 @@ struct ImportCommand: Subcommand {
     }
 
     func run() throws -> Int32 {
+        console.announceUpgrade(of: store, quiet: quiet)
         let progress = ProgressLine("Importing", console: console, quiet: quiet)
         defer { progress.finish() }
         let result = try PulseStore.importArchive(file, storeDirectory: store, options: ImportOptions(

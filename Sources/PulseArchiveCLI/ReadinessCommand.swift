@@ -41,6 +41,7 @@ struct ReadinessCommand: Subcommand {
     }
 
     func run() throws -> Int32 {
+        console.announceUpgrade(of: store, quiet: false)
         let now = ArgumentValues.nowMillis()
         let history = try PulseStore.withExclusiveAccess(store, create: false) { store -> [ReadinessDay] in
             let service = ReadinessService(store: store, timeZone: zone)

@@ -35,6 +35,7 @@ struct VerifyCommand: Subcommand {
     }
 
     func run() throws -> Int32 {
+        if let store { console.announceUpgrade(of: store, quiet: quiet) }
         let progress = ProgressLine("Verifying", console: console, quiet: quiet)
         defer { progress.finish() }
         let report = try ArchiveVerifier.verify(file, store: store, timeZone: zone, limits: limits, progress: progress.update)

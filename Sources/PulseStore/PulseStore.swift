@@ -39,6 +39,16 @@ public final class PulseStore {
         return PulseStore(directory: directory, database: database)
     }
 
+    /// Whether the store in `directory` was written by an earlier version, so that the next
+    /// command to open it upgrades it first (`StoreMigration`; once, in one transaction). False
+    /// when there is no store, and for a store this version or a newer one wrote.
+    public static func needsUpgrade(_ directory: String) -> Bool {
+        let path = directory + "/" + databaseFileName
+        guard PrivateFiles.exists(path), let database = try? SQLiteDatabase(path: path, create: false),
+              let version = try? database.integer("PRAGMA user_version") else { return false }
+        return version > 0 && version < StoreMigration.all.count
+    }
+
     /// Makes a staged database the store's database (the store must be empty): the staged file
     /// already has the store's schema and every row, so this renames it into place instead of
     /// copying the rows again. Flushed before the rename, which is atomic: a crash leaves the

@@ -98,24 +98,6 @@ struct AllOrNothingTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".staging") })
     }
 
-    /// A store as the tool left it before `uniqueKeysAsIndexes` (schema 5), holding the rows of
-    /// the store in `source`.
-    private func makeSchema5Store(copying source: String, into directory: String) throws {
-        try PrivateFiles.createDirectory(directory)
-        try PrivateFiles.touch(directory + "/pulse.sqlite")
-        let database = try SQLiteDatabase(path: directory + "/pulse.sqlite", create: false)
-        try PulseStore.configure(database, durable: true)
-        try StoreMigration.migrate(database, through: 5)
-        try database.prepare("ATTACH DATABASE ? AS source").run([.string(source + "/pulse.sqlite")])
-        for table in ArchiveTable.all {
-            let columns = StoreSchema.columnList(table), name = StoreSchema.quoted(table.key)
-            try database.execute("INSERT INTO main.\(name) (\(columns)) SELECT \(columns) FROM source.\(name) ORDER BY rowid")
-        }
-        try database.execute("INSERT INTO main.settings SELECT * FROM source.settings")
-        try database.execute("DETACH DATABASE source")
-        database.close()
-    }
-
     /// A store's schema version and every archive row with its rowid, read without opening the
     /// store (which would migrate it).
     private func rawContent(of directory: String) throws -> (version: Int64, rows: [String: [[FieldValue]]]) {
@@ -137,7 +119,7 @@ struct AllOrNothingTests {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("demo"), days: 45, seed: 9, rawPacketsPerDay: 300)
         let original = dir.file("schema5")
-        try makeSchema5Store(copying: dir.file("demo"), into: original)
+        try StoreFixtures.schema5Store(copying: dir.file("demo"), into: original)
         let before = try rawContent(of: original)
         #expect(before.version == 5 && (before.rows["rawPackets"]?.count ?? 0) == 45 * 300)
         try FileManager.default.copyItem(atPath: original, toPath: dir.file("calibration"))

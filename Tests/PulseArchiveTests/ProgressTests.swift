@@ -41,4 +41,23 @@ struct ProgressTests {
         let piped = try CLI.run(["import", dir.file("big.json.gz"), "--store", dir.file("c")])
         #expect(piped.exitCode == 0 && !piped.stderr.contains("rows/s"))
     }
+
+    @Test("the first command on a store from an earlier version says, on a terminal, that it upgrades it; not again, not when piped",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func upgradeNotice() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("demo"), days: 2)
+        try StoreFixtures.schema5Store(copying: dir.file("demo"), into: dir.file("old"))
+        try StoreFixtures.schema5Store(copying: dir.file("demo"), into: dir.file("piped"))
+        #expect(PulseStore.needsUpgrade(dir.file("old")) && !PulseStore.needsUpgrade(dir.file("demo")))
+        #expect(!PulseStore.needsUpgrade(dir.file("missing")))
+
+        let first = try runOnTerminal(["export", "--store", dir.file("old"), "-o", dir.file("1.json.gz")])
+        #expect(first.contains("Upgrading the store \(dir.file("old")) to this version's schema"))
+        #expect(!PulseStore.needsUpgrade(dir.file("old")))
+        let second = try runOnTerminal(["export", "--store", dir.file("old"), "-o", dir.file("2.json.gz")])
+        #expect(!second.contains("Upgrading"))
+        let piped = try CLI.run(["export", "--store", dir.file("piped"), "-o", dir.file("3.json.gz")])
+        #expect(piped.exitCode == 0 && !piped.stderr.contains("Upgrading"))
+    }
 }

@@ -71,6 +71,24 @@ enum StoreFixtures {
 
     static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
+    /// A store as the tool left it before `uniqueKeysAsIndexes` (schema 5), holding the rows of
+    /// the store in `source`.
+    static func schema5Store(copying source: String, into directory: String) throws {
+        try PrivateFiles.createDirectory(directory)
+        try PrivateFiles.touch(directory + "/pulse.sqlite")
+        let database = try SQLiteDatabase(path: directory + "/pulse.sqlite", create: false)
+        try PulseStore.configure(database, durable: true)
+        try StoreMigration.migrate(database, through: 5)
+        try database.prepare("ATTACH DATABASE ? AS source").run([.string(source + "/pulse.sqlite")])
+        for table in ArchiveTable.all {
+            let columns = StoreSchema.columnList(table), name = StoreSchema.quoted(table.key)
+            try database.execute("INSERT INTO main.\(name) (\(columns)) SELECT \(columns) FROM source.\(name) ORDER BY rowid")
+        }
+        try database.execute("INSERT INTO main.settings SELECT * FROM source.settings")
+        try database.execute("DETACH DATABASE source")
+        database.close()
+    }
+
     static func mode(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? NSNumber)?.intValue ?? -1
     }
