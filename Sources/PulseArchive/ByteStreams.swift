@@ -33,16 +33,6 @@ public final class FileSink: ByteSink {
     }
 }
 
-/// Collects what is written in memory: small archives only (a batch of `verify`'s round trip).
-public final class MemorySink: ByteSink {
-    public private(set) var bytes: [UInt8] = []
-
-    public init() {}
-
-    public func write(_ bytes: UnsafeRawBufferPointer) throws { self.bytes.append(contentsOf: bytes) }
-    public func finish() throws {}
-}
-
 /// Counts what passes through and stops a source that grows past a limit, so a hostile
 /// file cannot make a reader work forever.
 final class CountingSource: ByteSource {
