@@ -265,10 +265,7 @@ struct RowEncoding {
                 case .double(let v): JSONText.appendNumber(v, to: &out)
                 case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
                 case .string(let v): JSONText.appendString(v, to: &out)
-                case .date(let v):
-                    out.append(0x22)
-                    try ArchiveDate.append(v, to: &out)
-                    out.append(0x22)
+                case .date(let v): try JSONText.appendDate(v, to: &out)
                 }
             }
         }

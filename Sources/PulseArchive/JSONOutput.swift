@@ -45,24 +45,13 @@ final class JSONOutput {
         JSONText.appendInteger(value, to: &buffer)
     }
 
-    func double(_ value: Double) {
-        JSONText.appendNumber(value, to: &buffer)
-    }
-
     func node(_ value: JSONNode) {
         value.appendCompact(to: &buffer)
     }
 
-    func bool(_ value: Bool) {
-        buffer.append(contentsOf: value ? JSONText.trueLiteral : JSONText.falseLiteral)
-    }
-
     func date(_ millis: Int64) throws {
-        buffer.append(0x22)
-        try ArchiveDate.append(millis, to: &buffer)
-        buffer.append(0x22)
+        try JSONText.appendDate(millis, to: &buffer)
     }
-
 }
 
 /// The app's JSON forms of numbers and strings, shared by the archive writer and anything else
@@ -110,6 +99,13 @@ public enum JSONText {
             } while magnitude > 0
             out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
+    }
+
+    /// A date as the app writes it: a quoted `yyyy-MM-ddTHH:mm:ss.SSSZ`.
+    static func appendDate(_ millis: Int64, to out: inout [UInt8]) throws {
+        out.append(0x22)
+        try ArchiveDate.append(millis, to: &out)
+        out.append(0x22)
     }
 
     static let trueLiteral: [UInt8] = Array("true".utf8)
