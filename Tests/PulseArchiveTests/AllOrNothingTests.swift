@@ -98,29 +98,13 @@ struct AllOrNothingTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".staging") })
     }
 
-    /// A store's schema version and every archive row with its rowid, read without opening the
-    /// store (which would migrate it).
-    private func rawContent(of directory: String) throws -> (version: Int64, rows: [String: [[FieldValue]]]) {
-        let database = try SQLiteDatabase(path: directory + "/pulse.sqlite", create: false)
-        var rows: [String: [[FieldValue]]] = [:]
-        for table in ArchiveTable.all {
-            let select = try database.prepare("SELECT rowid, \(StoreSchema.columnList(table)) FROM \(StoreSchema.quoted(table.key)) ORDER BY rowid")
-            while try select.step() {
-                rows[table.key, default: []].append([.int(select.int64(at: 0))] + table.fields.enumerated().map {
-                    select.value(at: Int32($0.offset + 1), as: $0.element.type)
-                })
-            }
-        }
-        return (try database.integer("PRAGMA user_version"), rows)
-    }
-
     @Test("the migration to unique indexes killed with SIGKILL at 20 points: the store is at schema 5 or 6, with the same rows and rowids")
     func killedMigration() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("demo"), days: 45, seed: 9, rawPacketsPerDay: 300)
         let original = dir.file("schema5")
         try StoreFixtures.schema5Store(copying: dir.file("demo"), into: original)
-        let before = try rawContent(of: original)
+        let before = try StoreFixtures.rawContent(of: original + "/pulse.sqlite")
         #expect(before.version == 5 && (before.rows["rawPackets"]?.count ?? 0) == 45 * 300)
         try FileManager.default.copyItem(atPath: original, toPath: dir.file("calibration"))
         // The first command of the new version migrates, then exports.
@@ -132,16 +116,16 @@ struct AllOrNothingTests {
             if try killPartWay(["export", "--store", store, "-o", dir.file("out\(point).json.gz")], after: total * Double(point) / 25) {
                 killed += 1
             }
-            let after = try rawContent(of: store)
+            let after = try StoreFixtures.rawContent(of: store + "/pulse.sqlite")
             versions[after.version, default: 0] += 1
             #expect(after.rows == before.rows, "point \(point): the rows changed (schema \(after.version))")
         }
         #expect(killed >= 12, "only \(killed) of 20 commands were killed part way")
         #expect(versions.keys.allSatisfy { $0 == 5 || $0 == 6 } && versions[5] != nil && versions[6] != nil, "\(versions)")
         // The next command on a store whose migration was killed migrates it, and keeps every row.
-        let interrupted = try #require((1...20).first { try rawContent(of: dir.file("s\($0)")).version == 5 })
+        let interrupted = try #require((1...20).first { try StoreFixtures.rawContent(of: dir.file("s\($0)/pulse.sqlite")).version == 5 })
         #expect(try CLI.run(["export", "--store", dir.file("s\(interrupted)"), "-o", dir.file("final.json.gz")]).exitCode == 0)
-        let finished = try rawContent(of: dir.file("s\(interrupted)"))
+        let finished = try StoreFixtures.rawContent(of: dir.file("s\(interrupted)/pulse.sqlite"))
         #expect(finished.version == 6 && finished.rows == before.rows)
     }
 

@@ -71,6 +71,22 @@ enum StoreFixtures {
 
     static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
+    /// A database's schema version and every archive row with its rowid first, read without
+    /// opening it as a store (which would migrate it).
+    static func rawContent(of databasePath: String) throws -> (version: Int64, rows: [String: [[FieldValue]]]) {
+        let database = try SQLiteDatabase(path: databasePath, create: false)
+        var rows: [String: [[FieldValue]]] = [:]
+        for table in ArchiveTable.all {
+            let select = try database.prepare("SELECT rowid, \(StoreSchema.columnList(table)) FROM \(StoreSchema.quoted(table.key)) ORDER BY rowid")
+            while try select.step() {
+                rows[table.key, default: []].append([.int(select.int64(at: 0))] + table.fields.enumerated().map {
+                    select.value(at: Int32($0.offset + 1), as: $0.element.type)
+                })
+            }
+        }
+        return (try database.integer("PRAGMA user_version"), rows)
+    }
+
     /// A store as the tool left it before `uniqueKeysAsIndexes` (schema 5), holding the rows of
     /// the store in `source`.
     static func schema5Store(copying source: String, into directory: String) throws {
