@@ -37,6 +37,8 @@ let package = Package(
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
         // Writes the golden files in Archives/ once; refuses to overwrite them.
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
+        // The benchmark's floor: reads an archive through the codec and keeps nothing.
+        .executableTarget(name: "read-floor", dependencies: ["PulseArchive"]),
         .testTarget(
             name: "PulseArchiveTests",
             dependencies: ["PulseArchive", "PulseDocuments", "Readiness", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]

@@ -4,6 +4,8 @@
 # readiness backfill), verify and readiness --backfill; the peers gzip -6 and a Python
 # standard-library importer on the same data; the ratios ours / peer. Then import, verify and
 # export of the 1-year archive with 200 MB of attachments added (scripts/add_attachments.py).
+# The floor: `read-floor` reads the archive through the codec and keeps nothing, the least any
+# command that reads a whole archive can take.
 #
 #   scripts/bench.sh                 # 1 and 10 years
 #   YEARS="1" scripts/bench.sh       # 1 year only
@@ -13,7 +15,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time: apt-get install time" >&2; exit 1; }
 swift build -c release --product pulse-archive >/dev/null
+swift build -c release --product read-floor >/dev/null
 bin=$PWD/.build/release/pulse-archive
+floor=$PWD/.build/release/read-floor
 work=${WORK:-$PWD/.build/bench}
 packets=${RAW_PACKETS_PER_DAY:-200}
 mkdir -p "$work"
@@ -55,6 +59,7 @@ for years in ${YEARS:-1 10}; do
     rm -f "$work/peer.sqlite"
     read -r python_s python_mb < <(measure python3 scripts/python_peer_import.py "$archive" "$work/peer.sqlite")
     read -r verify_s verify_mb < <(measure "$bin" verify "$archive" --quiet)
+    read -r floor_s floor_mb < <(measure "$floor" "$archive")
     sqlite3 "$work/import/pulse.sqlite" "DELETE FROM readinessDailies"
     read -r readiness_s readiness_mb < <(measure "$bin" readiness --store "$work/import" --backfill --days 90 --as-of 2026-03-15 --timezone UTC)
 
@@ -65,6 +70,7 @@ for years in ${YEARS:-1 10}; do
     row "python importer (peer)" "$python_s" "$python_mb"
     row "import with backfill" "$backfill_import_s" "$backfill_import_mb"
     row "verify" "$verify_s" "$verify_mb" "verify/import $(ratio "$verify_s" "$import_s")"
+    row "read floor (codec only)" "$floor_s" "$floor_mb" "floor/import $(ratio "$floor_s" "$import_s")"
     row "readiness --backfill (90 d)" "$readiness_s" "$readiness_mb"
 done
 
