@@ -101,6 +101,12 @@ enum Formatting {
         return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
     }
 
+    /// The Android port's extension tables among `counts`' keys, in a fixed order: a report's
+    /// table lists them after the app's tables, and only when the archive or store has them.
+    static func extensionTables(in counts: [String: Int]) -> [String] {
+        ExtensionTable.allCases.map(\.rawValue).filter { counts[$0] != nil }
+    }
+
     /// Columns two spaces apart, indented by two; the `numeric` ones right-aligned.
     static func columns(_ header: [String], _ rows: [[String]], numeric: Set<Int>) -> String {
         let all = [header] + rows

@@ -71,8 +71,8 @@ struct ImportCommand: Subcommand {
         } else {
             let added = result.inserted.values.reduce(0, +)
             var text = "Imported \(file) into \(store) (\(result.mode)): \(ProgressLine.grouped(added)) rows added\n"
-            let rows = ArchiveTable.all.map { table in
-                [table.key, ProgressLine.grouped(result.tables[table.key] ?? 0), ProgressLine.grouped(result.inserted[table.key] ?? 0)]
+            let rows = (ArchiveTable.all.map(\.key) + Formatting.extensionTables(in: result.tables)).map { key in
+                [key, ProgressLine.grouped(result.tables[key] ?? 0), ProgressLine.grouped(result.inserted[key] ?? 0)]
             } + ["splits", "workouts", "stubs"].map { [$0, ProgressLine.grouped(result.tables[$0] ?? 0), "-"] }
             text += Formatting.columns(["table", "rows", "added"], rows, numeric: [1, 2])
             if let readiness = result.readiness {

@@ -81,12 +81,14 @@ struct VerifyCommand: Subcommand {
             text += " (format \(summary.formatVersion), \(summary.isCompressed ? "gzip" : "plain JSON"))"
         }
         text += "\n"
-        let order = ArchiveTable.all.map(\.key) + ["settings", "attachments", "splits", "workouts", "stubs", "documents"]
+        let order = ArchiveTable.all.map(\.key) + Formatting.extensionTables(in: report.tables.merging(perTable) { a, _ in a })
+            + ["settings", "attachments", "splits", "workouts", "stubs", "documents"]
         let names = order.filter { report.tables[$0] != nil || perTable[$0] != nil }
         let rows = names.map { name in
             [name, report.tables[name].map { ProgressLine.grouped($0) } ?? "-", perTable[name].map(String.init) ?? ""]
         }
-        text += Formatting.columns(["table", "rows", "problems"], rows, numeric: [1, 2]) + "\n"
+        // A file that could not be opened has no table to show.
+        if !rows.isEmpty { text += Formatting.columns(["table", "rows", "problems"], rows, numeric: [1, 2]) + "\n" }
         if let diff = report.storeDiff {
             let differing = diff.filter { !$0.value.isEmpty }.count
             text += differing == 0 ? "\nThe store holds exactly what the archive holds.\n" : "\nThe archive differs from the store in \(differing) tables.\n"

@@ -84,6 +84,22 @@ struct AndroidTests {
         #expect(try CLI.run(["verify", dir.file("ios.json.gz"), "--store", dir.file("t")]).exitCode == 0)
     }
 
+    @Test("the text reports of import and verify list the extension tables after the app's, with their rows")
+    func extensionTablesInTextReports() throws {
+        let dir = TemporaryDirectory()
+        func lines(_ text: String) -> [[Substring]] { text.split(separator: "\n").map { $0.split(separator: " ") } }
+        let imported = try CLI.run(["import", Repository.sampleAndroid, "--store", dir.file("s"), "--no-backfill", "--quiet"], environment: berlin)
+        #expect(imported.exitCode == 0, "\(imported.stderr)")
+        let importTable = lines(imported.stdout)
+        #expect(importTable.contains(["mealEntries", "1", "1"]) && importTable.contains(["foodProducts", "1", "1"]), "\(imported.stdout)")
+        let verified = try CLI.run(["verify", Repository.sampleAndroid, "--quiet"], environment: berlin)
+        #expect(verified.exitCode == 0, "\(verified.stderr)")
+        let verifyTable = lines(verified.stdout)
+        #expect(verifyTable.contains(["mealEntries", "1"]) && verifyTable.contains(["foodProducts", "1"]), "\(verified.stdout)")
+        let order = verifyTable.compactMap(\.first).map(String.init)
+        #expect(try #require(order.firstIndex(of: "mealEntries")) > #require(order.firstIndex(of: "wearableLogs")))
+    }
+
     @Test("a wearable log whose message looks like CATEGORY/LEVEL: text is never re-prefixed, over any number of round trips")
     func noPrefixing() throws {
         let dir = TemporaryDirectory()

@@ -25,6 +25,15 @@ struct VerifyTests {
         }
     }
 
+    @Test("a file that cannot be opened: exit 1, the reason, and no empty table of rows")
+    func unopenableFile() throws {
+        let dir = TemporaryDirectory()
+        let result = try CLI.run(["verify", dir.file("absent.json.gz"), "--quiet"])
+        #expect(result.exitCode == 1)
+        #expect(result.stdout.contains("error: cannot open \(dir.file("absent.json.gz"))"), "\(result.stdout)")
+        #expect(!result.stdout.contains("problems"), "\(result.stdout)")
+    }
+
     @Test("the sample archives and a fresh export of the demo store: exit 0, no errors, the round trip holds")
     func soundArchives() throws {
         let dir = TemporaryDirectory()
