@@ -29,10 +29,12 @@ public final class AtomicFile {
         self.temporaryPath = "\(directory)/.\(name).partial-\(getpid())"
         _ = unlink(temporaryPath)
         self.file = try SystemFile.createExclusive(temporaryPath)
+        InterruptCleanup.register(temporaryPath)
     }
 
     deinit {
         if !committed { _ = unlink(temporaryPath) }
+        InterruptCleanup.unregister(temporaryPath)
     }
 
     /// Flushes, closes and renames the file into place, then flushes the directory entry.
@@ -51,6 +53,7 @@ public final class AtomicFile {
             _ = unlink(temporaryPath)
         }
         committed = true
+        InterruptCleanup.unregister(temporaryPath)
         let directory = open(Self.directory(of: targetPath), O_RDONLY | O_CLOEXEC)
         if directory >= 0 {
             _ = fsync(directory)

@@ -27,6 +27,12 @@ public enum PulseArchiveCommand {
     public static func main() -> Never {
         // Whatever the caller's umask, nothing this tool creates is readable by others.
         umask(0o077)
+        // Before any thread starts: Ctrl-C removes partial archives and scratch files.
+        InterruptCleanup.removeOnInterrupt { signal in
+            let console = Console()
+            let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal] ?? "signal \(signal)"
+            console.err((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name)); its temporary files are removed")
+        }
         exit(run(Array(CommandLine.arguments.dropFirst()), console: Console()))
     }
 

@@ -47,18 +47,23 @@ enum PrivateFiles {
         guard fsync(fd) == 0 else { throw StoreError(.io, "cannot flush \(path) to disk: \(errnoText())") }
     }
 
+    /// Removes a file or a directory tree, if it is there; an interruption no longer removes it.
     static func remove(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
+        InterruptCleanup.unregister(path)
     }
 
-    /// A new private directory under the system's temporary directory.
+    /// A new private directory under the system's temporary directory, removed if the process
+    /// is interrupted before `remove`.
     static func temporaryDirectory(prefix: String) throws -> String {
         let base = (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
         var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw StoreError(.io, "cannot create a temporary directory in \(base): \(errnoText())")
         }
-        return String(cString: made)
+        let directory = String(cString: made)
+        InterruptCleanup.register(directory)
+        return directory
     }
 }
 

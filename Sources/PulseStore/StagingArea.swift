@@ -24,6 +24,7 @@ final class StagingArea {
     init(directory: String) throws {
         PrivateFiles.remove(directory)
         try PrivateFiles.createDirectory(directory)
+        InterruptCleanup.register(directory)
         self.directory = directory
         try PrivateFiles.createDirectory(directory + "/archive")
         try PrivateFiles.touch(directory + "/tables.sqlite")
@@ -49,8 +50,12 @@ final class StagingArea {
         return counts
     }
 
-    /// Keeps the directory: a committed document swap still needs it.
-    func retain() { retained = true }
+    /// Keeps the directory, even when the process is interrupted: a committed document swap
+    /// still needs it.
+    func retain() {
+        retained = true
+        InterruptCleanup.unregister(directory)
+    }
 
     /// Reads the archive into staging, checking everything an import would. The inserts run
     /// on a second thread while this one decompresses and parses; a table's indexes are built

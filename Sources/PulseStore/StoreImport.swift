@@ -86,12 +86,13 @@ extension PulseStore {
     /// when the import fails.
     public static func importArchive(_ archivePath: String, storeDirectory: String, options: ImportOptions) throws -> ImportResult {
         let createdDirectory = !PrivateFiles.exists(storeDirectory)
+        // Until the import commits, a store directory it creates is as temporary as its staging.
+        if createdDirectory { InterruptCleanup.register(storeDirectory) }
         var committed = false
         do {
             return try withExclusiveAccess(storeDirectory, create: true) { store in
                 StagingArea.removeLeftovers(in: storeDirectory)
-                var result = try store.importLocked(archivePath, options: options)
-                committed = true
+                var result = try store.importLocked(archivePath, options: options) { committed = true }
                 if let backfill = options.backfill {
                     do {
                         result.readiness = try backfill.run(on: store, now: options.now)
@@ -109,7 +110,8 @@ extension PulseStore {
         }
     }
 
-    private func importLocked(_ archivePath: String, options: ImportOptions) throws -> ImportResult {
+    /// - Parameter didCommit: called once the store's transaction has committed.
+    private func importLocked(_ archivePath: String, options: ImportOptions, didCommit: () -> Void) throws -> ImportResult {
         let wasEmpty = try isEmpty()
         if !wasEmpty && options.mode == nil {
             throw StoreError(.refused, "the store \(directory) already holds data: pass --replace to make it equal to the archive (after a safety backup) or --merge to add only what it lacks")
@@ -120,9 +122,9 @@ extension PulseStore {
         let summary = try staging.stage(reader)
         let mode = options.mode ?? .replace
         var backupPath: String?
-        let inserted = try applyStaged(staging, summary: summary, mode: mode, intoEmptyStore: wasEmpty, now: options.now) {
+        let inserted = try applyStaged(staging, summary: summary, mode: mode, intoEmptyStore: wasEmpty, now: options.now, beforeCommit: {
             if mode == .replace && !wasEmpty { backupPath = try writeSafetyBackup(options: options) }
-        }
+        }, didCommit: didCommit)
         var warnings = summary.warnings
         for mismatch in summary.countMismatches {
             let declared = mismatch.declared.map(String.init) ?? "no count"
@@ -135,9 +137,11 @@ extension PulseStore {
     /// Applies a staged archive: builds the next document tree, runs `beforeCommit` (the safety
     /// backup), copies the tables in one transaction with the document swap recorded, then
     /// swaps the tree in. The staging directory must be inside the store's directory.
+    /// - Parameter didCommit: called once the transaction has committed: from then on the store
+    ///   holds the archive, even if completing the document swap fails.
     /// - Returns: rows added per table.
     func applyStaged(_ staging: StagingArea, summary: ArchiveSummary, mode: ImportMode, intoEmptyStore: Bool, now: Int64,
-                     beforeCommit: () throws -> Void = {}) throws -> [String: Int] {
+                     beforeCommit: () throws -> Void, didCommit: () -> Void) throws -> [String: Int] {
         // An archive without the document keys (the app's own) leaves the tree as it is.
         if summary.hasDocuments {
             let existing = try DocumentTree(scanning: directory)
@@ -151,6 +155,12 @@ extension PulseStore {
             }
         }
         try beforeCommit()
+        // The staging directory holds the next document tree, which the commit records as a
+        // swap to finish, and the store's directory may be new: an interruption from here on
+        // leaves both (the next command finishes the swap or removes the leftover, as after
+        // kill -9).
+        InterruptCleanup.unregister(staging.directory)
+        InterruptCleanup.unregister(directory)
         let stagingName = String(staging.directory.dropFirst(directory.count + 1))
         let inserted: [String: Int]
         if intoEmptyStore {
@@ -162,6 +172,7 @@ extension PulseStore {
         } else {
             inserted = try apply(staging, mode: mode, documentSwap: summary.hasDocuments ? stagingName : nil)
         }
+        didCommit()
         if summary.hasDocuments {
             do {
                 try completePendingDocumentSwaps()

@@ -36,17 +36,24 @@ struct AllOrNothingTests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("new-store")))
     }
 
-    /// Starts `arguments`, kills it with SIGKILL after `delay`, and says whether it was still
-    /// running (killed part way) when the signal landed.
-    private func killPartWay(_ arguments: [String], after delay: Double) throws -> Bool {
-        let process = CLI.process(arguments)
+    /// Starts `arguments`, sends it `signal` after `delay`, and says whether it was still
+    /// running (stopped part way) when the signal landed: then it must have ended by that
+    /// signal, after saying so when it could (anything but SIGKILL).
+    private func stopPartWay(_ arguments: [String], with signal: Int32 = SIGKILL, after delay: Double,
+                             environment: [String: String] = [:]) throws -> Bool {
+        let process = CLI.process(arguments, environment: environment)
+        let err = Pipe()
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardError = err
         try process.run()
         Thread.sleep(forTimeInterval: delay)
-        kill(process.processIdentifier, SIGKILL)
+        kill(process.processIdentifier, signal)
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return process.terminationReason == .uncaughtSignal
+        guard process.terminationReason == .uncaughtSignal else { return false }
+        #expect(process.terminationStatus == signal)
+        if signal != SIGKILL { #expect(message.contains("Error: interrupted ("), "\(message)") }
+        return true
     }
 
     /// How long `arguments` takes when left alone.
@@ -64,8 +71,9 @@ struct AllOrNothingTests {
         return (try StoreSnapshot(store: store), try TreeFixture(existing: store).files())
     }
 
-    @Test("import killed with SIGKILL at 20 points spread through its work: the store holds exactly the old or the new content")
-    func killedImport() throws {
+    @Test("import killed with SIGKILL, or interrupted with SIGINT, at 20 points spread through its work: the store holds exactly the old or the new content",
+          arguments: [SIGKILL, SIGINT])
+    func killedImport(signal: Int32) throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("big"), days: 45, seed: 9, rawPacketsPerDay: 300)
         _ = try StoreFixtures.export(dir.file("big"), to: dir.file("big.json.gz"))
@@ -78,9 +86,14 @@ struct AllOrNothingTests {
         let total = try duration(["import", dir.file("big.json.gz"), "--store", dir.file("calibration"), "--replace", "--no-backfill"])
         var killed = 0, old = 0, new = 0
         for point in 1...20 {
-            let wasKilled = try killPartWay(arguments, after: total * Double(point) / 25)
+            let wasKilled = try stopPartWay(arguments, with: signal, after: total * Double(point) / 25)
             if wasKilled { killed += 1 }
             let (tables, tree) = try content(of: store)
+            if signal != SIGKILL {
+                // Interrupted, it removed its staging; a committed document swap was finished above.
+                let left = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.hasPrefix(".staging") }
+                #expect(left.isEmpty, "point \(point): \(left) left behind")
+            }
             if tables == oldContent.0 && tree == oldContent.1 {
                 old += 1
             } else if tables.sameContent(as: newContent.0) && tree == newContent.1 {
@@ -98,6 +111,56 @@ struct AllOrNothingTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".staging") })
     }
 
+    @Test("verify, inspect and an import into a new store, interrupted with SIGINT part way, leave no scratch file and no half-made store; an ignored SIGHUP stays ignored")
+    func interruptedCommandsLeaveNothing() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("big"), days: 45, seed: 9, rawPacketsPerDay: 300)
+        let archive = dir.file("big.json.gz")
+        _ = try StoreFixtures.export(dir.file("big"), to: archive)
+        let scratch = dir.file("tmp")
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let environment = ["TMPDIR": scratch]
+        for command in [["verify", archive], ["inspect", archive]] {
+            let total = try duration(command)
+            var stopped = 0
+            for point in 1...5 {
+                if try stopPartWay(command, with: SIGINT, after: total * Double(point) / 7, environment: environment) { stopped += 1 }
+                let left = try FileManager.default.contentsOfDirectory(atPath: scratch)
+                #expect(left.isEmpty, "\(command[0]) interrupted at point \(point) left \(left)")
+            }
+            #expect(stopped >= 3, "only \(stopped) of 5 runs of \(command[0]) were interrupted part way")
+        }
+        let expected = try content(of: dir.file("big"))
+        let total = try duration(["import", archive, "--store", dir.file("calibration"), "--no-backfill"])
+        var noStore = 0
+        for point in 1...5 {
+            let store = dir.file("new\(point)")
+            _ = try stopPartWay(["import", archive, "--store", store, "--no-backfill"], with: SIGINT, after: total * Double(point) / 7)
+            if !FileManager.default.fileExists(atPath: store) {
+                noStore += 1
+            } else {
+                // Interrupted after its commit: the whole archive is there.
+                let (tables, tree) = try content(of: store)
+                #expect(tables.sameContent(as: expected.0) && tree == expected.1, "point \(point): a half-made store")
+            }
+        }
+        #expect(noStore > 0)
+
+        // A signal the caller ignores (as `nohup` ignores SIGHUP) stays ignored.
+        let verify = ["verify", archive, "--quiet"]
+        let verifyTime = try duration(verify)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "trap '' HUP; exec \"$0\" \"$@\"", CLI.executable] + verify
+        shell.standardOutput = FileHandle.nullDevice
+        shell.standardError = FileHandle.nullDevice
+        try shell.run()
+        Thread.sleep(forTimeInterval: verifyTime / 3)
+        kill(shell.processIdentifier, SIGHUP)
+        shell.waitUntilExit()
+        #expect(shell.terminationReason == .exit && shell.terminationStatus == 0)
+    }
+
     @Test("the migration to unique indexes killed with SIGKILL at 20 points: the store is at schema 5 or 6, with the same rows and rowids")
     func killedMigration() throws {
         let dir = TemporaryDirectory()
@@ -113,7 +176,7 @@ struct AllOrNothingTests {
         for point in 1...20 {
             let store = dir.file("s\(point)")
             try FileManager.default.copyItem(atPath: original, toPath: store)
-            if try killPartWay(["export", "--store", store, "-o", dir.file("out\(point).json.gz")], after: total * Double(point) / 25) {
+            if try stopPartWay(["export", "--store", store, "-o", dir.file("out\(point).json.gz")], after: total * Double(point) / 25) {
                 killed += 1
             }
             let after = try StoreFixtures.rawContent(of: store + "/pulse.sqlite")
@@ -135,17 +198,22 @@ struct AllOrNothingTests {
         return store + "/backups/" + names.last!
     }
 
-    @Test("export killed with SIGKILL at 20 points spread through its work leaves no file at the target")
-    func killedExport() throws {
+    @Test("export killed with SIGKILL, or stopped with SIGTERM, at 20 points spread through its work leaves no file at the target",
+          arguments: [SIGKILL, SIGTERM])
+    func killedExport(signal: Int32) throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("big"), days: 45, seed: 9, rawPacketsPerDay: 300)
         let total = try duration(["export", "--store", dir.file("big"), "-o", dir.file("calibration.json.gz")])
         var killed = 0
         for point in 1...20 {
             let target = dir.file("out\(point).json.gz")
-            if try killPartWay(["export", "--store", dir.file("big"), "-o", target], after: total * Double(point) / 25) {
+            if try stopPartWay(["export", "--store", dir.file("big"), "-o", target], with: signal, after: total * Double(point) / 25) {
                 killed += 1
                 #expect(!FileManager.default.fileExists(atPath: target), "a partial archive was left at the target (point \(point))")
+                if signal != SIGKILL {
+                    let partial = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".partial-") }
+                    #expect(partial.isEmpty, "point \(point): \(partial) left behind")
+                }
             } else {
                 #expect(try ArchiveReader(path: target).inspect().rowsFound["rawPackets"] == 45 * 300)
             }

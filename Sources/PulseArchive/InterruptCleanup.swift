@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Temporary files and directories that must not outlive an interrupted run: a partial
+/// archive, a staging directory, `verify`'s scratch directory. Health data left in a hidden
+/// file that nobody will delete is a leak, so whoever creates such a path registers it here,
+/// and unregisters it once it is removed or has become something to keep.
+///
+/// A command-line program calls `removeOnInterrupt` before it starts any thread. SIGINT,
+/// SIGTERM and SIGHUP are then taken by a thread of their own (`sigwait`, not a signal
+/// handler, so removing a directory is safe there), which removes what is registered and ends
+/// the process as the signal would have. Nothing runs on SIGKILL: the next run removes what it
+/// finds (`AtomicFile`, staging), and every such path is private (0600/0700) meanwhile.
+public enum InterruptCleanup {
+    /// The signals that mean "stop": Ctrl-C, `kill`, a closed terminal.
+    public static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    private final class Registry: @unchecked Sendable {
+        let lock = NSLock()
+        /// Guarded by `lock`.
+        var paths: Set<String> = []
+    }
+
+    private static let registry = Registry()
+
+    /// Removes `path` (a file, or a directory and everything in it) if the process is
+    /// interrupted before `unregister(path)`.
+    public static func register(_ path: String) {
+        registry.lock.lock()
+        registry.paths.insert(path)
+        registry.lock.unlock()
+    }
+
+    /// From now on an interruption leaves `path` alone. When a removal has already begun this
+    /// waits for it, and the process ends there: so whoever unregisters a directory before
+    /// committing something that needs it can never commit and then lose the directory.
+    public static func unregister(_ path: String) {
+        registry.lock.lock()
+        registry.paths.remove(path)
+        registry.lock.unlock()
+    }
+
+    /// Blocks `signals` in the calling thread, and so in every thread it starts later, and
+    /// starts the thread that waits for them. On the first, it removes every registered path,
+    /// calls `announce` with the signal, and ends the process by that signal (a shell shows
+    /// 128 + its number, 130 for Ctrl-C). A signal the caller ignores (`nohup`'s SIGHUP) is
+    /// left alone, and so stays ignored. Call it once, first thing.
+    public static func removeOnInterrupt(announce: @escaping @Sendable (Int32) -> Void) {
+        // A blocked signal is queued even when ignored, so an ignored one must stay unblocked.
+        let taken = signals.filter { !isIgnored($0) }
+        guard !taken.isEmpty else { return }
+        var set = signalSet(taken)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        let watcher = Thread {
+            var waitingFor = signalSet(taken)
+            var received: Int32 = 0
+            guard sigwait(&waitingFor, &received) == 0 else { return }
+            // Held until the process ends: no path is unregistered halfway through.
+            registry.lock.lock()
+            for path in registry.paths { removeTree(path) }
+            announce(received)
+            signal(received, SIG_DFL)
+            var only = signalSet([received])
+            pthread_sigmask(SIG_UNBLOCK, &only, nil)
+            raise(received)
+            _exit(128 + received)
+        }
+        watcher.name = "interrupt cleanup"
+        watcher.start()
+    }
+
+    private static func isIgnored(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0 else { return false }
+        #if canImport(Glibc)
+        let handler = current.__sigaction_handler.sa_handler
+        #else
+        let handler = current.__sigaction_u.__sa_handler
+        #endif
+        return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+    }
+
+    private static func signalSet(_ signals: [Int32]) -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals { sigaddset(&set, signal) }
+        return set
+    }
+
+    /// Removes a file or a directory tree. Other threads may still be writing into it, so a
+    /// directory that gained an entry while it was emptied is emptied again.
+    private static func removeTree(_ path: String) {
+        for _ in 0..<3 {
+            do {
+                try FileManager.default.removeItem(atPath: path)
+                return
+            } catch {
+                if !FileManager.default.fileExists(atPath: path) { return }
+            }
+        }
+    }
+}
