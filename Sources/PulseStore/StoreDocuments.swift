@@ -69,7 +69,7 @@ enum StoreDocuments {
     static func buildReplacement(archive: String, existing: DocumentTree, into target: String) throws {
         try FileManager.default.moveItem(atPath: archive, toPath: target)
         for relative in existing.skipped {
-            try link(existing.absolutePath(relative), to: target + "/" + relative, replacing: false)
+            try hardLink(existing.absolutePath(relative), to: target + "/" + relative, replacing: false)
         }
         try createFolders(in: target)
     }
@@ -77,7 +77,7 @@ enum StoreDocuments {
     /// The new tree for a merge: the store's files, with the archive's documents merged in.
     static func buildMerge(archive: DocumentTree, existing: DocumentTree, into target: String, now: Int64) throws {
         for relative in existing.documents.map(\.path) + existing.skipped {
-            try link(existing.absolutePath(relative), to: target + "/" + relative, replacing: false)
+            try hardLink(existing.absolutePath(relative), to: target + "/" + relative, replacing: false)
         }
         try createFolders(in: target)
         let storeByID = try index(existing)
@@ -87,7 +87,7 @@ enum StoreDocuments {
             if incoming.stub != nil || current.stub != nil {
                 // A stub beats any live copy: the document stays deleted, the stub is kept.
                 if current.stub == nil, let stub = incoming.stub {
-                    try link(archive.absolutePath(stub.path.path), to: target + "/" + stub.path.path, replacing: false)
+                    try hardLink(archive.absolutePath(stub.path.path), to: target + "/" + stub.path.path, replacing: false)
                 }
                 if let live = current.live, !live.state.isQuarantined, !isUnreadable(live) {
                     try remove(target + "/" + live.path.path)
@@ -96,14 +96,14 @@ enum StoreDocuments {
             }
             guard let theirs = incoming.live else { continue }
             guard let ours = current.live else {
-                try link(archive.absolutePath(theirs.path.path), to: target + "/" + theirs.path.path, replacing: false)
+                try hardLink(archive.absolutePath(theirs.path.path), to: target + "/" + theirs.path.path, replacing: false)
                 continue
             }
             switch merger.decide(store: ours, archive: theirs) {
             case .keepStore:
                 break
             case .takeArchive:
-                try link(archive.absolutePath(theirs.path.path), to: target + "/" + ours.path.path, replacing: true)
+                try hardLink(archive.absolutePath(theirs.path.path), to: target + "/" + ours.path.path, replacing: true)
             case .merged(let node):
                 try remove(target + "/" + ours.path.path)
                 try writeFile(DocumentCoder.encode(node), at: ours.path.path, under: target)
@@ -136,10 +136,12 @@ enum StoreDocuments {
         for folder in DocumentTree.folders { try PrivateFiles.createDirectory(target + "/" + folder) }
     }
 
-    private static func link(_ source: String, to destination: String, replacing: Bool) throws {
+    /// A second name for a file (the next tree shares the files of the current one and of the
+    /// archive's staging, so building it copies nothing).
+    private static func hardLink(_ source: String, to destination: String, replacing: Bool) throws {
         try PrivateFiles.createDirectory(String(destination[..<destination.lastIndex(of: "/")!]))
         if replacing { try remove(destination) }
-        guard Glibc_link(source, destination) == 0 else {
+        guard link(source, destination) == 0 else {
             throw StoreError(.io, "cannot stage \(destination): \(errnoText())")
         }
     }
@@ -174,8 +176,6 @@ enum StoreDocuments {
         return lstat(path, &info) == 0
     }
 }
-
-@inline(__always) private func Glibc_link(_ a: String, _ b: String) -> Int32 { link(a, b) }
 
 extension PulseStore {
     /// Finishes document swaps that an import committed but did not complete (a crash).
