@@ -28,7 +28,7 @@ public final class AtomicFile {
         Self.removeAbandonedPartials(of: name, in: directory)
         self.temporaryPath = "\(directory)/.\(name).partial-\(getpid())"
         _ = unlink(temporaryPath)
-        self.file = try SystemFile.createExclusive(temporaryPath)
+        self.file = try SystemFile.createExclusive(temporaryPath, reportedAs: targetPath)
         InterruptCleanup.register(temporaryPath)
     }
 

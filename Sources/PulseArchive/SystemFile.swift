@@ -18,7 +18,7 @@ public final class SystemFile {
     }
 
     deinit {
-        if fd >= 0 { _ = Glibc_close(fd) }
+        if fd >= 0 { _ = posixClose(fd) }
     }
 
     /// Opens an existing file for reading.
@@ -28,16 +28,17 @@ public final class SystemFile {
         guard fd >= 0 else { throw ArchiveError(.io, "cannot open \(path): \(errnoText())") }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-            _ = Glibc_close(fd)
+            _ = posixClose(fd)
             throw ArchiveError(.io, "cannot read \(path): it is a directory")
         }
         return SystemFile(path: path, fd: fd)
     }
 
     /// Creates a new file that must not exist yet, readable and writable by its owner only.
-    public static func createExclusive(_ path: String) throws -> SystemFile {
+    /// - Parameter name: the path a failure names, when `path` is a temporary name for it.
+    public static func createExclusive(_ path: String, reportedAs name: String? = nil) throws -> SystemFile {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ArchiveError(.io, "cannot create \(path): \(errnoText())") }
+        guard fd >= 0 else { throw ArchiveError(.io, "cannot create \(name ?? path): \(errnoText())") }
         _ = fchmod(fd, 0o600)
         return SystemFile(path: path, fd: fd)
     }
@@ -45,7 +46,7 @@ public final class SystemFile {
     /// Reads up to `buffer.count` bytes; 0 means end of file.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while true {
-            let n = Glibc_read(fd, buffer.baseAddress, buffer.count)
+            let n = posixRead(fd, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
             if errno == EINTR { continue }
             throw ArchiveError(.io, "cannot read \(path): \(errnoText())")
@@ -56,7 +57,7 @@ public final class SystemFile {
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = Glibc_write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            let n = posixWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw ArchiveError(.io, "cannot write \(path): \(errnoText())")
@@ -85,7 +86,7 @@ public final class SystemFile {
     /// Closes now, reporting a failure (a full disk can surface only at close).
     public func close() throws {
         guard fd >= 0 else { return }
-        let result = Glibc_close(fd)
+        let result = posixClose(fd)
         fd = -1
         guard result == 0 else { throw ArchiveError(.io, "cannot close \(path): \(errnoText())") }
     }
@@ -97,9 +98,9 @@ public func errnoText() -> String {
 }
 
 // The C functions, under names that do not clash with the methods above.
-@inline(__always) private func Glibc_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ n: Int) -> Int { read(fd, buf, n) }
-@inline(__always) private func Glibc_write(_ fd: Int32, _ buf: UnsafeRawPointer, _ n: Int) -> Int { write(fd, buf, n) }
-@inline(__always) private func Glibc_close(_ fd: Int32) -> Int32 { close(fd) }
+@inline(__always) private func posixRead(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ n: Int) -> Int { read(fd, buf, n) }
+@inline(__always) private func posixWrite(_ fd: Int32, _ buf: UnsafeRawPointer, _ n: Int) -> Int { write(fd, buf, n) }
+@inline(__always) private func posixClose(_ fd: Int32) -> Int32 { close(fd) }
 
 extension SystemFile {
     /// The whole rest of the file.
