@@ -46,11 +46,17 @@ struct ImportCommand: Subcommand {
     func run() throws -> Int32 {
         console.announceUpgrade(of: store, quiet: quiet)
         let progress = ProgressLine("Importing", console: console, quiet: quiet)
-        defer { progress.finish() }
+        let scoring = ProgressLine("Scoring readiness", unit: "days", console: console, quiet: quiet)
+        defer { progress.finish(); scoring.finish() }
         let result = try PulseStore.importArchive(file, storeDirectory: store, options: ImportOptions(
             mode: mode, appVersion: "pulse-archive \(PulseArchiveCommand.version)", now: ArgumentValues.nowMillis(),
-            limits: limits, backfill: backfill, progress: progress.update))
+            limits: limits, backfill: backfill, progress: progress.update,
+            backfillProgress: { done, total in
+                progress.finish()
+                scoring.update(done: done, of: total)
+            }))
         progress.finish()
+        scoring.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }
         if let backup = result.safetyBackupPath {
             console.err("Saved the store's previous content to \(backup)")

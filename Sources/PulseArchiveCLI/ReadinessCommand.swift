@@ -3,7 +3,7 @@ import PulseArchive
 import PulseStore
 import Readiness
 
-/// `readiness [--store DIR] [--days N] [--backfill] [--as-of] [--timezone] [--json] [--svg FILE]`
+/// `readiness [--store DIR] [--days N] [--backfill] [--as-of] [--timezone] [--json] [--svg FILE] [--quiet]`
 struct ReadinessCommand: Subcommand {
     static let spec = CommandSpec(
         name: "readiness",
@@ -17,6 +17,7 @@ struct ReadinessCommand: Subcommand {
             .value("--timezone", valueName: "tz", help: "The zone of day boundaries (default: $TZ or the system's)."),
             .json,
             .value("--svg", valueName: "file", help: "Also write a trend chart of the range as a self-contained SVG."),
+            .quiet,
         ]
     )
 
@@ -27,6 +28,7 @@ struct ReadinessCommand: Subcommand {
     let zone: TimeZone
     let json: Bool
     let svgPath: String?
+    let quiet: Bool
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
@@ -37,17 +39,20 @@ struct ReadinessCommand: Subcommand {
         zone = try ArgumentValues.timeZone(arguments.value("--timezone"))
         json = arguments.flag("--json")
         svgPath = arguments.value("--svg")
+        quiet = arguments.flag("--quiet")
         self.console = console
     }
 
     func run() throws -> Int32 {
-        console.announceUpgrade(of: store, quiet: false)
+        console.announceUpgrade(of: store, quiet: quiet)
         let now = ArgumentValues.nowMillis()
         let history = try PulseStore.withExclusiveAccess(store, create: false) { store -> [ReadinessDay] in
             let service = ReadinessService(store: store, timeZone: zone)
             let anchor = try asOf.map { service.calendar.startOfDay(year: $0.year!, month: $0.month!, day: $0.day!) } ?? service.defaultAnchor(now: now)
             if backfill {
-                _ = try service.backfill(days: days, anchorDay: anchor, now: now, honoringToggle: false)
+                let progress = ProgressLine("Scoring readiness", unit: "days", console: console, quiet: quiet)
+                defer { progress.finish() }
+                _ = try service.backfill(days: days, anchorDay: anchor, now: now, honoringToggle: false, progress: progress.update)
             }
             return try service.history(days: days, anchorDay: anchor)
         }

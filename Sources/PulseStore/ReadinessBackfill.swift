@@ -120,14 +120,19 @@ extension ReadinessService {
     /// Recomputes `days` days ending at `anchorDay`, in one transaction. Rows already at the
     /// current version are kept verbatim; older ones are recomputed or removed. When the
     /// profile has no resting-HR baseline, one is learned first (readiness.md §11).
-    /// - Parameter honoringToggle: false for explicit requests (after an import,
-    ///   `readiness --backfill`), which run whatever the master toggle says.
-    public func backfill(days: Int, anchorDay: Int64, now: Int64, honoringToggle: Bool = true) throws -> BackfillReport {
+    /// - Parameters:
+    ///   - honoringToggle: false for explicit requests (after an import,
+    ///     `readiness --backfill`), which run whatever the master toggle says.
+    ///   - progress: told the days done and the days in all, after each day (years of history
+    ///     take seconds).
+    public func backfill(days: Int, anchorDay: Int64, now: Int64, honoringToggle: Bool = true,
+                         progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> BackfillReport {
         var report = BackfillReport(anchorDay: anchorDay, days: days, scored: 0, unavailable: 0, kept: 0)
         if honoringToggle, try !masterEnabled() { return report }
         try database.transaction {
             report.learnedRestingBaseline = try learnRestingBaselineIfMissing(anchorDay: anchorDay, now: now)
             for offset in 0..<days {
+                defer { progress?(offset + 1, days) }
                 let day = calendar.day(anchorDay, adding: -offset)
                 if let row = try storedDay(day), row.algorithmVersion >= ReadinessConstants.algorithmVersion {
                     report.kept += 1

@@ -22,15 +22,19 @@ public struct ImportOptions {
     public var progress: ((ReadProgress) -> Void)?
     /// The readiness backfill to run after the import; nil skips it (`--no-backfill`).
     public var backfill: BackfillRequest?
+    /// Days of the backfill done, and in all.
+    public var backfillProgress: ((_ done: Int, _ total: Int) -> Void)?
 
     public init(mode: ImportMode?, appVersion: String, now: Int64, limits: ArchiveLimits = .standard,
-                backfill: BackfillRequest? = BackfillRequest(), progress: ((ReadProgress) -> Void)? = nil) {
+                backfill: BackfillRequest? = BackfillRequest(), progress: ((ReadProgress) -> Void)? = nil,
+                backfillProgress: ((_ done: Int, _ total: Int) -> Void)? = nil) {
         self.mode = mode
         self.appVersion = appVersion
         self.now = now
         self.limits = limits
         self.backfill = backfill
         self.progress = progress
+        self.backfillProgress = backfillProgress
     }
 }
 
@@ -64,7 +68,7 @@ public struct BackfillRequest: Sendable {
     }
 
     /// Runs the backfill on `store` regardless of the readiness toggle (it was asked for).
-    public func run(on store: PulseStore, now: Int64) throws -> BackfillReport {
+    public func run(on store: PulseStore, now: Int64, progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> BackfillReport {
         let service = ReadinessService(store: store, timeZone: timeZone)
         let anchor: Int64
         if let asOf, let year = asOf.year, let month = asOf.month, let day = asOf.day {
@@ -73,7 +77,7 @@ public struct BackfillRequest: Sendable {
             let today = service.calendar.startOfDay(now)
             anchor = min(today, try service.newestDataDay() ?? today)
         }
-        return try service.backfill(days: days, anchorDay: anchor, now: now, honoringToggle: false)
+        return try service.backfill(days: days, anchorDay: anchor, now: now, honoringToggle: false, progress: progress)
     }
 }
 
@@ -95,7 +99,7 @@ extension PulseStore {
                 var result = try store.importLocked(archivePath, options: options) { committed = true }
                 if let backfill = options.backfill {
                     do {
-                        result.readiness = try backfill.run(on: store, now: options.now)
+                        result.readiness = try backfill.run(on: store, now: options.now, progress: options.backfillProgress)
                     } catch {
                         throw StoreError(.sqlite, "the archive was imported, but the readiness backfill failed: \(error); run `pulse-archive readiness --backfill` to retry")
                     }

@@ -42,6 +42,25 @@ struct ProgressTests {
         #expect(piped.exitCode == 0 && !piped.stderr.contains("rows/s"))
     }
 
+    @Test("the readiness backfill draws a progress line in days on a terminal, after an import and with readiness --backfill; none with --quiet",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func backfillProgressLine() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("demo"), days: 120)
+        _ = try StoreFixtures.export(dir.file("demo"), to: dir.file("demo.json.gz"))
+
+        let imported = try runOnTerminal(["import", dir.file("demo.json.gz"), "--store", dir.file("a"), "--as-of", "2026-03-15"])
+        #expect(imported.contains("Scoring readiness: ") && imported.contains("days/s"), "\(imported)")
+        let backfill = ["readiness", "--store", dir.file("a"), "--backfill", "--days", "120", "--as-of", "2026-03-15"]
+        try PulseStore.withExclusiveAccess(dir.file("a"), create: false) { try $0.database.execute(#"DELETE FROM "readinessDailies""#) }
+        let onTerminal = try runOnTerminal(backfill)
+        #expect(onTerminal.contains("Scoring readiness: ") && onTerminal.contains("days/s") && onTerminal.contains("ETA"), "\(onTerminal)")
+        let quiet = try runOnTerminal(backfill + ["--quiet"])
+        #expect(!quiet.contains("Scoring readiness") && quiet.contains("2026-03-15"))
+        let piped = try CLI.run(backfill)
+        #expect(piped.exitCode == 0 && !piped.stderr.contains("Scoring readiness"))
+    }
+
     @Test("the first command on a store from an earlier version says, on a terminal, that it upgrades it; not again, not when piped",
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
     func upgradeNotice() throws {
