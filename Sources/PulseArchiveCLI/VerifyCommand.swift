@@ -90,8 +90,9 @@ struct VerifyCommand: Subcommand {
         // A file that could not be opened has no table to show.
         if !rows.isEmpty { text += Formatting.columns(["table", "rows", "problems"], rows, numeric: [1, 2]) + "\n" }
         if let diff = report.storeDiff {
-            let differing = diff.filter { !$0.value.isEmpty }.count
-            text += differing == 0 ? "\nThe store holds exactly what the archive holds.\n" : "\nThe archive differs from the store in \(differing) tables.\n"
+            let differing = diff.filter { !$0.value.isEmpty }.keys.sorted()
+            text += differing.isEmpty ? "\nThe store holds exactly what the archive holds.\n"
+                : "\nThe archive differs from the store in \(differing.count) table\(differing.count == 1 ? "" : "s"): \(differing.joined(separator: ", ")).\n"
         }
         if !report.problems.isEmpty { text += "\n" }
         for problem in report.problems { text += "\(problem.severity.rawValue): \(problem.message)\n" }

@@ -112,6 +112,13 @@ public enum ArchiveVerifier {
             let differences = try comparison.finish(archiveTree: summary.hasDocuments ? archiveTree : nil, storeDirectory: store.directory)
             report.storeDiff = differences
             for (table, difference) in differences.sorted(by: { $0.key < $1.key }) where !difference.isEmpty {
+                if table == ArchiveTable.readinessDailies.key, !Self.carriesReadiness(summary) {
+                    report.warning(table, """
+                        readinessDailies: the store's \(difference.extra) rows are not in the archive, as format 1 cannot carry \
+                        the readiness history; an import of it recomputes the last 90 days
+                        """)
+                    continue
+                }
                 report.error(table, "\(table) differs from the store: \(difference.missing) missing from the store, \(difference.extra) only in the store, \(difference.changed) changed")
             }
         }
@@ -130,6 +137,14 @@ public enum ArchiveVerifier {
             }
         }
         return report
+    }
+
+    /// Whether the archive can hold readiness rows: format 2, or a format-1 file that has the
+    /// key anyway. A format-1 archive (`--format-version 1`, the app's first lines) has none
+    /// by design, so a store's readiness history is no difference to fail on (as a tree is
+    /// not compared with an archive that does not carry one).
+    private static func carriesReadiness(_ summary: ArchiveSummary) -> Bool {
+        summary.formatVersion >= 2 || summary.rowsFound[ArchiveTable.readinessDailies.key] != nil
     }
 
     private static func classifyDocuments(_ tree: DocumentTree, _ report: inout VerifyReport) {

@@ -93,6 +93,29 @@ struct VerifyTests {
         #expect(diff["sleepSessions"] == ["missing": 0, "extra": 0, "changed": 0])
     }
 
+    @Test("a format-1 export against its store: the readiness history it cannot carry is a warning, not an error; a lost readiness row of a format-2 archive is an error")
+    func formatOneAgainstItsStore() throws {
+        let dir = TemporaryDirectory()
+        #expect(try CLI.run(["demo", "--store", dir.file("s"), "--days", "30", "--end", "2026-03-15"]).exitCode == 0)
+        let stored = try StoreSnapshot(store: dir.file("s")).rows["readinessDailies"]?.count ?? 0
+        #expect(stored > 0)
+        #expect(try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("f1.json.gz"), "--format-version", "1"]).exitCode == 0)
+        let (result, problems) = try verify([dir.file("f1.json.gz"), "--store", dir.file("s")])
+        #expect(result.exitCode == 0 && errors(problems).isEmpty, "\(problems)")
+        let diff = try #require(result.json["storeDiff"] as? [String: [String: Int]])
+        #expect(diff["readinessDailies"] == ["missing": 0, "extra": stored, "changed": 0])
+        #expect(problems.contains { $0["severity"] as? String == "warning" && $0["table"] as? String == "readinessDailies"
+            && ($0["message"] as? String ?? "").contains("format 1 cannot carry") })
+
+        // Format 2 carries the history: a store with a readiness row the archive lacks differs.
+        _ = try StoreFixtures.export(dir.file("s"), to: dir.file("f2.json.gz"))
+        let database = try SQLiteDatabase(path: dir.file("s/pulse.sqlite"), create: false)
+        try database.execute(#"DELETE FROM "readinessDailies" WHERE rowid = (SELECT min(rowid) FROM "readinessDailies")"#)
+        let (changed, changedProblems) = try verify([dir.file("f2.json.gz"), "--store", dir.file("s")])
+        #expect(changed.exitCode == 1)
+        #expect(errors(changedProblems).contains { $0["table"] as? String == "readinessDailies" }, "\(changedProblems)")
+    }
+
     @Test("--store attaches the store read-only, whatever characters its path holds")
     func storeAttachedReadOnly() throws {
         let dir = TemporaryDirectory()
