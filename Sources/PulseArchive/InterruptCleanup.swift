@@ -17,7 +17,7 @@ import Darwin
 /// finds (`AtomicFile`, staging), and every such path is private (0600/0700) meanwhile.
 public enum InterruptCleanup {
     /// The signals that mean "stop": Ctrl-C, `kill`, a closed terminal.
-    public static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    private static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
     private final class Registry: @unchecked Sendable {
         let lock = NSLock()
