@@ -27,6 +27,9 @@ enum PrivateFiles {
                 guard mkdir(prefix, 0o700) == 0 || errno == EEXIST else {
                     throw StoreError(.io, "cannot create the directory \(prefix): \(errnoText())")
                 }
+                guard isDirectory(prefix) else {
+                    throw StoreError(.io, "cannot create the directory \(prefix): a file of that name is in the way")
+                }
             }
             prefix += "/"
         }

@@ -36,6 +36,18 @@ struct AllOrNothingTests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("new-store")))
     }
 
+    @Test("a store path that is a file is refused with a message that says so, and the file is left as it was")
+    func storePathIsAFile() throws {
+        let dir = TemporaryDirectory()
+        let file = dir.write("not-a-store", "mine")
+        for store in [file, file + "/inner"] {
+            let result = try CLI.run(["import", Repository.sampleFormat2, "--store", store])
+            #expect(result.exitCode == 1)
+            #expect(result.stderr.contains("cannot create the directory \(file): a file of that name is in the way"), "\(result.stderr)")
+        }
+        #expect(StoreFixtures.bytes(file) == Data("mine".utf8))
+    }
+
     /// Starts `arguments`, sends it `signal` after `delay`, and says whether it was still
     /// running (stopped part way) when the signal landed: then it must have ended by that
     /// signal, after saying so when it could (anything but SIGKILL).
