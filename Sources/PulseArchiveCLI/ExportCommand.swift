@@ -10,7 +10,7 @@ struct ExportCommand: Subcommand {
         discussion: "Writes one gzip-compressed archive, atomically: the file appears complete or not at all, and an existing file is never overwritten. Prints the path.",
         options: [
             .store,
-            .value("--output", "-o", valueName: "file", help: "Where to write (default: pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz here)."),
+            .value("--output", "-o", valueName: "file", help: "Where to write: a new file, or a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz in (default: that name, here)."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
             .json, .quiet,
         ]
@@ -26,10 +26,19 @@ struct ExportCommand: Subcommand {
     init(_ arguments: ParsedArguments, console: Console) throws {
         store = console.storeDirectory(arguments)
         formatVersion = Int64(try ArgumentValues.integer(arguments.value("--format-version"), option: "--format-version", range: 1...2) ?? 2)
-        output = arguments.value("--output") ?? Self.defaultFileName(at: Date())
+        output = Self.outputPath(arguments.value("--output"), at: Date())
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
         self.console = console
+    }
+
+    /// `-o` as given; the default name in the directory `-o` names (a backup job's
+    /// `-o /backups/`), or here without `-o`.
+    static func outputPath(_ output: String?, at date: Date) -> String {
+        guard let output else { return defaultFileName(at: date) }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue else { return output }
+        return (output.hasSuffix("/") ? output : output + "/") + defaultFileName(at: date)
     }
 
     /// `pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz`, in local time.
@@ -49,7 +58,7 @@ struct ExportCommand: Subcommand {
             storeDirectory: store, to: output,
             options: ExportOptions(formatVersion: formatVersion, appVersion: "pulse-archive \(PulseArchiveCommand.version)",
                                    exportedAt: ArgumentValues.nowMillis(),
-                                   progress: { done, total in progress.update(rows: done, done: Int64(done), total: Int64(total)) }))
+                                   progress: progress.update(done:of:)))
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }
         if json {

@@ -172,6 +172,24 @@ struct StoreTests {
                 "\(noDirectory.stderr)")
     }
 
+    @Test("export -o DIR writes the default name in DIR and prints its path; without -o it writes it here")
+    func exportIntoDirectory() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 2)
+        try FileManager.default.createDirectory(atPath: dir.file("backups"), withIntermediateDirectories: false)
+        let result = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("backups")])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: dir.file("backups"))
+        #expect(written.count == 1 && written[0].hasPrefix("pulseloop-backup-") && written[0].hasSuffix(".json.gz"), "\(written)")
+        #expect(result.stdout.trimmingCharacters(in: .newlines) == dir.file("backups") + "/" + written[0])
+        #expect(try ArchiveReader(path: dir.file("backups") + "/" + written[0]).inspect().formatVersion == 2)
+        try FileManager.default.createDirectory(atPath: dir.file("here"), withIntermediateDirectories: false)
+        let here = try CLI.run(["export", "--store", dir.file("s")], in: dir.file("here"))
+        #expect(here.exitCode == 0, "\(here.stderr)")
+        let hereWritten = try FileManager.default.contentsOfDirectory(atPath: dir.file("here"))
+        #expect(hereWritten.count == 1 && hereWritten[0].hasPrefix("pulseloop-backup-") && here.stdout.hasPrefix("pulseloop-backup-"), "\(hereWritten)")
+    }
+
     @Test("a second writer is refused while the store is locked")
     func lockedStore() throws {
         let dir = TemporaryDirectory()
