@@ -116,6 +116,33 @@ struct VerifyTests {
         #expect(errors(changedProblems).contains { $0["table"] as? String == "readinessDailies" }, "\(changedProblems)")
     }
 
+    @Test("the CI recipe of docs/verify.md, run as written, exports, verifies and passes on a sound store")
+    func ciRecipe() throws {
+        let doc = try String(contentsOfFile: Repository.root + "/docs/verify.md", encoding: .utf8)
+        let recipe = try #require(doc.components(separatedBy: "## A CI recipe").last)
+        let script = try #require(recipe.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```").first)
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("store"), days: 5)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        shell.arguments = ["bash", dir.write("ci.sh", script)]
+        shell.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = URL(fileURLWithPath: CLI.executable).deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["PULSE_STORE"] = dir.file("store")
+        shell.environment = environment
+        let out = Pipe()
+        shell.standardOutput = out
+        shell.standardError = FileHandle.nullDevice
+        try shell.run()
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0, "\(printed)")
+        #expect(printed.hasPrefix("backup backups/pulseloop-backup-") && printed.contains("verified"), "\(printed)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.file("verify-report.json")))) as? [String: Any]
+        #expect(report?["ok"] as? Bool == true && report?["roundTrip"] as? Bool == true)
+    }
+
     @Test("--store attaches the store read-only, whatever characters its path holds")
     func storeAttachedReadOnly() throws {
         let dir = TemporaryDirectory()
