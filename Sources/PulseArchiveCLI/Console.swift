@@ -110,8 +110,8 @@ enum Formatting {
         return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
     }
 
-    /// The Android port's extension tables among `counts`' keys, in a fixed order: a report's
-    /// table lists them after the app's tables, and only when the archive or store has them.
+    /// The Android port's extension tables among `counts`' keys, in a fixed order: the import
+    /// report lists them after the app's tables, and only when the store has them.
     static func extensionTables(in counts: [String: Int]) -> [String] {
         ExtensionTable.allCases.map(\.rawValue).filter { counts[$0] != nil }
     }

@@ -81,7 +81,7 @@ struct VerifyCommand: Subcommand {
             text += " (format \(summary.formatVersion), \(summary.isCompressed ? "gzip" : "plain JSON"))"
         }
         text += "\n"
-        let order = ArchiveTable.all.map(\.key) + Formatting.extensionTables(in: report.tables.merging(perTable) { a, _ in a })
+        let order = ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue)
             + ["settings", "attachments", "splits", "workouts", "stubs", "documents"]
         let names = order.filter { report.tables[$0] != nil || perTable[$0] != nil }
         let rows = names.map { name in

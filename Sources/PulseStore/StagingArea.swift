@@ -50,12 +50,9 @@ final class StagingArea {
         return counts
     }
 
-    /// Keeps the directory, even when the process is interrupted: a committed document swap
-    /// still needs it.
-    func retain() {
-        retained = true
-        InterruptCleanup.unregister(directory)
-    }
+    /// Keeps the directory: a committed document swap still needs it. (An interruption already
+    /// leaves it alone from the commit on: `applyStaged` unregisters it.)
+    func retain() { retained = true }
 
     /// Reads the archive into staging, checking everything an import would. The inserts run
     /// on a second thread while this one decompresses and parses; a table's indexes are built
