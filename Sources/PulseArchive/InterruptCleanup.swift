@@ -20,7 +20,8 @@ public enum InterruptCleanup {
     private static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
     private final class Registry: @unchecked Sendable {
-        let lock = NSLock()
+        /// Recursive, so that the step `keeping` runs may register and unregister paths too.
+        let lock = NSRecursiveLock()
         /// Guarded by `lock`.
         var paths: Set<String> = []
     }
@@ -35,13 +36,23 @@ public enum InterruptCleanup {
         registry.lock.unlock()
     }
 
-    /// From now on an interruption leaves `path` alone. When a removal has already begun this
-    /// waits for it, and the process ends there: so whoever unregisters a directory before
-    /// committing something that needs it can never commit and then lose the directory.
+    /// From now on an interruption leaves `path` alone.
     public static func unregister(_ path: String) {
         registry.lock.lock()
         registry.paths.remove(path)
         registry.lock.unlock()
+    }
+
+    /// Runs `commit`, the step after which `paths` are no longer temporary (a transaction that
+    /// records a directory as needed), with interruption held off, and unregisters them if it
+    /// succeeds. A signal that arrives meanwhile is acted on after it; one whose removal began
+    /// first ends the process before `commit` runs. So a commit can never succeed and then lose
+    /// what it recorded, and an interruption before it still removes everything.
+    public static func keeping(_ paths: [String], during commit: () throws -> Void) throws {
+        registry.lock.lock()
+        defer { registry.lock.unlock() }
+        try commit()
+        for path in paths { registry.paths.remove(path) }
     }
 
     /// Blocks `signals` in the calling thread, and so in every thread it starts later, and

@@ -109,11 +109,14 @@ final class SQLiteDatabase {
     var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+    /// - Parameter committing: runs the COMMIT it is given (once), for work bound to the commit
+    ///   itself.
+    func transaction<T>(immediate: Bool = true, committing: (_ commit: () throws -> Void) throws -> Void = { try $0() },
+                        _ body: () throws -> T) throws -> T {
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try committing { try execute("COMMIT") }
             return result
         } catch {
             try? execute("ROLLBACK")

@@ -51,7 +51,8 @@ final class StagingArea {
     }
 
     /// Keeps the directory: a committed document swap still needs it. (An interruption already
-    /// leaves it alone from the commit on: `applyStaged` unregisters it.)
+    /// leaves it alone from the commit on: `applyStaged` commits through
+    /// `InterruptCleanup.keeping`.)
     func retain() { retained = true }
 
     /// Reads the archive into staging, checking everything an import would. The inserts run

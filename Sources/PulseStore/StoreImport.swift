@@ -160,11 +160,9 @@ extension PulseStore {
         }
         try beforeCommit()
         // The staging directory holds the next document tree, which the commit records as a
-        // swap to finish, and the store's directory may be new: an interruption from here on
-        // leaves both (the next command finishes the swap or removes the leftover, as after
-        // kill -9).
-        InterruptCleanup.unregister(staging.directory)
-        InterruptCleanup.unregister(directory)
+        // swap to finish, and the store's directory may be new: once committed, an interruption
+        // leaves both (the next command finishes the swap, as after kill -9).
+        let committing = { (commit: () throws -> Void) in try InterruptCleanup.keeping([staging.directory, self.directory], during: commit) }
         let stagingName = String(staging.directory.dropFirst(directory.count + 1))
         let inserted: [String: Int]
         if intoEmptyStore {
@@ -172,9 +170,9 @@ extension PulseStore {
             if summary.hasDocuments {
                 try staging.database.prepare(#"INSERT INTO "documentSwaps" ("staging") VALUES (?)"#).run([.string(stagingName)])
             }
-            try promote(staging.database, at: staging.databasePath)
+            try committing { try promote(staging.database, at: staging.databasePath) }
         } else {
-            inserted = try apply(staging, mode: mode, documentSwap: summary.hasDocuments ? stagingName : nil)
+            inserted = try apply(staging, mode: mode, documentSwap: summary.hasDocuments ? stagingName : nil, committing: committing)
         }
         didCommit()
         if summary.hasDocuments {
@@ -205,10 +203,12 @@ extension PulseStore {
 
     /// Moves the staged content into the store in one transaction, recording the document
     /// swap (when there is one) in the same transaction.
-    private func apply(_ staging: StagingArea, mode: ImportMode, documentSwap: String?) throws -> [String: Int] {
+    /// - Parameter committing: runs the transaction's COMMIT.
+    private func apply(_ staging: StagingArea, mode: ImportMode, documentSwap: String?,
+                       committing: (_ commit: () throws -> Void) throws -> Void) throws -> [String: Int] {
         try database.prepare("ATTACH DATABASE ? AS staging").run([.string(staging.databasePath)])
         defer { try? database.execute("DETACH DATABASE staging") }
-        return try database.transaction {
+        return try database.transaction(committing: committing) {
             if let documentSwap {
                 try database.prepare(#"INSERT INTO main."documentSwaps" ("staging") VALUES (?)"#).run([.string(documentSwap)])
             }
