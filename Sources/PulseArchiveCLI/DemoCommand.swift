@@ -36,6 +36,12 @@ struct DemoCommand: Subcommand {
             timeZone: zone,
             rawPacketsPerDay: try ArgumentValues.integer(arguments.value("--raw-packets-per-day"), option: "--raw-packets-per-day", range: 0...100_000) ?? 4)
         self.console = console
+        // A usage error, before the store is touched: the days asked for cannot be archived.
+        let span = SyntheticRing(options: options).span
+        if !ArchiveDate.representable.contains(span.lowerBound) || !ArchiveDate.representable.contains(span.upperBound) {
+            let fix = ArchiveDate.representable.contains(span.lowerBound) ? "an earlier --end" : "a later --end or fewer --days"
+            throw UsageError(message: "The values of '--end' and '--days' put demo data outside the years 0000–9999 (UTC) that an archive can hold (the data runs from a day before the first day to two days after --end): choose \(fix)")
+        }
     }
 
     func run() throws -> Int32 {
