@@ -16,7 +16,7 @@ public enum ArchiveNumber {
     /// The exact value of a valid JSON number literal when it is an integer within 64 bits;
     /// nil otherwise. Worked out on the decimal digits, never through a Double, so
     /// `9007199254740993.0` is 9007199254740993 and `1.5` is refused. A fraction or exponent is
-    /// fine when the value is integral (`5.0`, `1e3`, `1500e-3`), as it is for the app. Cannot
+    /// fine when the value is integral (`5.0`, `1e3`, `1000e-3`), as it is for the app. Cannot
     /// trap, however long the exponent.
     public static func integer(_ literal: some Collection<UInt8>) -> Int64? {
         var significant: [UInt8] = []
