@@ -18,7 +18,21 @@ public enum ArchiveNumber {
     /// `9007199254740993.0` is 9007199254740993 and `1.5` is refused. A fraction or exponent is
     /// fine when the value is integral (`5.0`, `1e3`, `1000e-3`), as it is for the app. Cannot
     /// trap, however long the exponent.
-    public static func integer(_ literal: some Collection<UInt8>) -> Int64? {
+    public static func integer(_ literal: [UInt8]) -> Int64? {
+        if !literal.contains(where: { $0 == 0x2E || $0 == 0x45 || $0 == 0x65 }) {
+            // Plain digits, nearly every integer of an archive: no allocation.
+            let negative = literal.first == 0x2D
+            guard literal.count > (negative ? 1 : 0) else { return nil }
+            var value: Int64 = 0
+            for c in literal.dropFirst(negative ? 1 : 0) {
+                guard c >= 0x30, c <= 0x39 else { return nil }
+                let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+                let (next, o2) = negative ? times10.subtractingReportingOverflow(Int64(c - 0x30)) : times10.addingReportingOverflow(Int64(c - 0x30))
+                if o1 || o2 { return nil }
+                value = next
+            }
+            return value
+        }
         var significant: [UInt8] = []
         significant.reserveCapacity(literal.count)
         var negative = false, fractionDigits = 0, exponent = 0, exponentNegative = false

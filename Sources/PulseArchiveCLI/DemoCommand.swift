@@ -13,7 +13,7 @@ struct DemoCommand: Subcommand {
             .store,
             .value("--days", valueName: "n", help: "Days of wear (default: 120)."),
             .value("--seed", valueName: "n", help: "The random seed (default: 1)."),
-            .value("--end", valueName: "yyyy-mm-dd", help: "The last day of data (default: today)."),
+            .value("--end", valueName: "yyyy-mm-dd", help: "The last day of data (default: today); the data, from a day before the first day to two days after this one, must lie within the years 0000–9999 (UTC)."),
             .value("--timezone", valueName: "tz", help: "The zone whose days the data follows (default: $TZ or the system's)."),
             .value("--raw-packets-per-day", valueName: "n", help: "Raw BLE packets logged per day (default: 4)."),
         ]
