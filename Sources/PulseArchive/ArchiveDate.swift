@@ -5,7 +5,9 @@
 /// a `Date` (a Double of seconds) cannot promise byte-identical round trips.
 public enum ArchiveDate {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.f{1,9}](Z|±HH:MM)`; returns nil for anything else.
-    /// Fractions beyond milliseconds are dropped (rounding down).
+    /// Fractions beyond milliseconds are dropped (rounding down). An offset can move the
+    /// instant out of `representable` (`0000-01-01T00:00:00+00:01`): readers of archive values
+    /// ask `problem(with:)` as well.
     public static func parse(_ text: String) -> Int64? {
         var utf8 = Array(text.utf8)
         return utf8.withUnsafeMutableBufferPointer { parse(UnsafeBufferPointer($0)) }
