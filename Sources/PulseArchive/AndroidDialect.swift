@@ -109,6 +109,7 @@ public enum AndroidDialect {
         let renamed = sources[table.key] ?? [:]
         let maps = nameMaps[table.key] ?? [:]
         let fallbacks = defaults(table)
+        var bucketStart: Int64?
         for (index, field) in table.fields.enumerated() {
             let source = renamed[field.name] ?? field.name
             let where_ = "\(location).\(source)"
@@ -118,8 +119,12 @@ public enum AndroidDialect {
             }
             switch (table, field.name) {
             case (.activityBucketSamples, "startEpoch"):
-                guard let millis = node.integerValue else { throw invalid(where_, "expected epoch milliseconds") }
-                row[index] = .int(millis >= 0 ? millis / 1000 : (millis - 999) / 1000)
+                // An instant like any other Android date (it may become the bucket's
+                // `timestamp`), so within the one date range; seconds rounded down.
+                let millis = try epochMillis(node, location: where_)
+                let (seconds, remainder) = millis.quotientAndRemainder(dividingBy: 1000)
+                row[index] = .int(remainder < 0 ? seconds - 1 : seconds)
+                bucketStart = millis
                 continue
             case (.activitySessions, "stravaActivityId"):
                 guard let id = node.integerValue else { throw invalid(where_, "expected an integer") }
@@ -137,7 +142,7 @@ public enum AndroidDialect {
                 }
             }
         }
-        if table == .activityBucketSamples, row[table.fieldIndex("timestamp")!].isNull, let start = object["startEpoch"]?.integerValue {
+        if table == .activityBucketSamples, row[table.fieldIndex("timestamp")!].isNull, let start = bucketStart {
             row[table.fieldIndex("timestamp")!] = .date(start)
         }
         if table == .coachNotificationRecords, row[table.fieldIndex("dateKey")!].isNull, case .date(let created) = row[table.fieldIndex("createdAt")!] {
@@ -153,15 +158,14 @@ public enum AndroidDialect {
         switch (field.type, node) {
         case (.uuid, .string(let text)): return .string(mapID(text))
         case (.date, .number):
-            guard let millis = node.integerValue else { throw invalid(location, "expected epoch milliseconds") }
-            return .date(millis)
+            return .date(try epochMillis(node, location: location))
         case (.string, .string(let text)): return .string(text)
         case (.int, .number):
             guard let value = node.integerValue else { throw invalid(location, "not an integer within 64 bits") }
             return .int(value)
         case (.double, .number(let literal)):
             var bytes = Array(literal.utf8)
-            guard let value = ValueParsing.double(&bytes) else { throw invalid(location, "out of the range of a double") }
+            guard let value = ArchiveNumber.double(&bytes) else { throw invalid(location, "out of the range of a double") }
             return .double(value)
         case (.bool, .bool(let b)): return .bool(b)
         default:
@@ -169,6 +173,14 @@ public enum AndroidDialect {
                             "double": "a number", "bool": "true or false"][field.type.rawValue]!
             throw invalid(location, "expected \(expected), found \(kind(node))")
         }
+    }
+
+    /// An Android date: integer epoch milliseconds within the one date range
+    /// (`ArchiveDate.representable`).
+    static func epochMillis(_ node: JSONNode, location: String) throws -> Int64 {
+        guard let millis = node.integerValue else { throw invalid(location, "expected epoch milliseconds") }
+        if let problem = ArchiveDate.problem(with: millis) { throw invalid(location, problem) }
+        return millis
     }
 
     private static func kind(_ node: JSONNode) -> String {
@@ -182,7 +194,7 @@ public enum AndroidDialect {
         }
     }
 
-    private static func invalid(_ location: String, _ detail: String) -> ArchiveError {
+    static func invalid(_ location: String, _ detail: String) -> ArchiveError {
         ArchiveError(.invalidValue, "\(location): \(detail)", table: String(location.prefix { $0 != "[" && $0 != "." }))
     }
 
@@ -204,10 +216,14 @@ public enum ExtensionTable: String, Sendable, CaseIterable {
 
     /// Converts an Android row: epoch-millisecond date fields (`…At`, `date`, `timestamp`) to
     /// ISO-8601 strings; a meal `updatedAt` of 0 becomes its `createdAt`.
-    func fromAndroid(_ object: [String: JSONNode]) throws -> [String: JSONNode] {
+    /// - Parameter location: the row (`mealEntries[3]`), for messages.
+    /// - Throws: `ArchiveError.invalidValue` for a date outside `ArchiveDate.representable`.
+    func fromAndroid(_ object: [String: JSONNode], location: String) throws -> [String: JSONNode] {
         var converted = object
         for (key, value) in object where key.hasSuffix("At") || key == "date" || key == "timestamp" {
-            if let millis = value.integerValue { converted[key] = .string(try ArchiveDate.format(millis)) }
+            if value.integerValue != nil {
+                converted[key] = .string(try ArchiveDate.format(try AndroidDialect.epochMillis(value, location: "\(location).\(key)")))
+            }
         }
         if self == .mealEntries, object["updatedAt"]?.integerValue == 0, let created = converted["createdAt"] {
             converted["updatedAt"] = created

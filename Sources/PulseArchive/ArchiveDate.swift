@@ -5,7 +5,9 @@
 /// a `Date` (a Double of seconds) cannot promise byte-identical round trips.
 public enum ArchiveDate {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.f{1,9}](Z|±HH:MM)`; returns nil for anything else.
-    /// Fractions beyond milliseconds are dropped (rounding down).
+    /// Fractions beyond milliseconds are dropped (rounding down). An offset can move the
+    /// instant out of `representable` (`0000-01-01T00:00:00+00:01`): readers of archive values
+    /// ask `problem(with:)` as well.
     public static func parse(_ text: String) -> Int64? {
         var utf8 = Array(text.utf8)
         return utf8.withUnsafeMutableBufferPointer { parse(UnsafeBufferPointer($0)) }
@@ -68,13 +70,22 @@ public enum ArchiveDate {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The earliest and latest instants the four-digit year form can hold.
-    static let representable: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+    /// The one date rule (docs/reliability.md, "Dates and numbers: one rule"): the instants
+    /// the four-digit year form can write, 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z.
+    /// Every reader (the app's date strings, whatever their offset; the Android port's epoch
+    /// milliseconds), the writer and `demo` ask this range, so nothing enters a store that an
+    /// export cannot write.
+    public static let representable: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+
+    /// Why `millis` cannot be an archive date, or nil when it can.
+    public static func problem(with millis: Int64) -> String? {
+        representable.contains(millis) ? nil : "\(millis) ms since 1970 is \(millis < 0 ? "before" : "after") the years 0000–9999 (UTC) that an archive date can hold"
+    }
 
     /// Appends the formatted date (without quotes) to `out`.
     static func append(_ millis: Int64, to out: inout [UInt8]) throws {
-        guard representable.contains(millis) else {
-            throw ArchiveError(.invalidValue, "date \(millis) ms is outside the years 0000–9999 the archive format can write")
+        if let problem = problem(with: millis) {
+            throw ArchiveError(.invalidValue, "date \(problem)")
         }
         let (seconds, ms) = floorDivide(millis, 1_000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)

@@ -309,7 +309,8 @@ struct EnvelopeParser {
             if isNumber {
                 try problems.recovering {
                     try scanner.readNumberLiteral(into: &scratch)
-                    guard let millis = ValueParsing.integer(scratch) else { throw invalid("exportedAt", "expected epoch milliseconds") }
+                    guard let millis = ArchiveNumber.integer(scratch) else { throw invalid("exportedAt", "expected epoch milliseconds") }
+                    if let problem = ArchiveDate.problem(with: millis) { throw invalid("exportedAt", problem) }
                     summary.exportedAt = millis
                 }
             } else {
@@ -340,7 +341,7 @@ struct EnvelopeParser {
             throw ArchiveError.notAnArchive("missing formatVersion (it is not an integer)")
         }
         try scanner.readNumberLiteral(into: &scratch)
-        guard let version = ValueParsing.integer(scratch) else {
+        guard let version = ArchiveNumber.integer(scratch) else {
             throw ArchiveError.notAnArchive("missing formatVersion (\(String(decoding: scratch, as: UTF8.self)) is not an integer)")
         }
         sawFormatVersion = true
@@ -366,6 +367,7 @@ struct EnvelopeParser {
         guard let millis = scratch.withUnsafeBufferPointer({ ArchiveDate.parse($0) }) else {
             throw invalid(location, "unrecognized date \(ValueParsing.quoted(scratch))")
         }
+        if let problem = ArchiveDate.problem(with: millis) { throw invalid(location, "date \(ValueParsing.quoted(scratch)): \(problem)") }
         return millis
     }
 
@@ -380,7 +382,7 @@ struct EnvelopeParser {
             try problems.recovering {
                 try requireKind(0x30, "an integer", at: "counts.\(name)", depth: 2)
                 try scanner.readNumberLiteral(into: &scratch)
-                guard let count = ValueParsing.integer(scratch) else {
+                guard let count = ArchiveNumber.integer(scratch) else {
                     throw invalid("counts.\(name)", "\(String(decoding: scratch, as: UTF8.self)) is not a 64-bit integer")
                 }
                 summary.declaredCounts[name] = count
@@ -569,7 +571,7 @@ struct EnvelopeParser {
             let location = "\(table.rawValue)[\(index)]"
             try parser.problems.recovering {
                 var object = try parser.readRowObject(at: location, table: table.rawValue)
-                if parser.dialect == .android { object = try table.fromAndroid(object) }
+                if parser.dialect == .android { object = try table.fromAndroid(object, location: location) }
                 guard table.key(of: .object(object)) != nil else {
                     throw parser.invalid(location, "missing the required field \"\(table.uniqueKey)\"", table: table.rawValue)
                 }
@@ -649,7 +651,7 @@ struct EnvelopeParser {
             let isNumber = c.map { $0 == 0x2D || ($0 >= 0x30 && $0 <= 0x39) } ?? false
             if key == "formatVersion", isNumber {
                 try scanner.readNumberLiteral(into: &scratch)
-                version = ValueParsing.integer(scratch)
+                version = ArchiveNumber.integer(scratch)
             } else if key == "exportedAt" {
                 dialect = dialect ?? (isNumber ? .android : .ios)
                 try scanner.skipValue(depth: 1)

@@ -245,7 +245,10 @@ struct RowEncoding {
         self.prefixes = prefixes
     }
 
-    /// - Throws: `ArchiveError` for a required field without a value.
+    /// - Throws: `ArchiveError` for a required field without a value, or a value the reader
+    ///   would refuse (a date outside `ArchiveDate.representable`, a double that is not
+    ///   finite), naming the row and field: an export refuses rather than write a file that
+    ///   cannot be imported.
     func append(_ row: ArchiveRow, index: Int, to out: inout [UInt8]) throws {
         out.append(0x7B)
         var first = true
@@ -261,15 +264,23 @@ struct RowEncoding {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: prefixes[member.prefix]))
                 switch value {
                 case .null: break
-                case .int(let v): JSONText.appendInteger(v, to: &out)
-                case .double(let v): JSONText.appendNumber(v, to: &out)
+                case .int(let v): ArchiveNumber.appendInteger(v, to: &out)
+                case .double(let v):
+                    if let problem = ArchiveNumber.problem(withDouble: v) { throw unwritable(member.field, index, problem) }
+                    ArchiveNumber.appendDouble(v, to: &out)
                 case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
                 case .string(let v): JSONText.appendString(v, to: &out)
-                case .date(let v): try JSONText.appendDate(v, to: &out)
+                case .date(let v):
+                    if let problem = ArchiveDate.problem(with: v) { throw unwritable(member.field, index, "date \(problem)") }
+                    try JSONText.appendDate(v, to: &out)
                 }
             }
         }
         out.append(0x7D)
+    }
+
+    private func unwritable(_ field: Int, _ index: Int, _ problem: String) -> ArchiveError {
+        ArchiveError(.invalidValue, "\(table.key)[\(index)].\(table.fields[field].name): cannot be exported: \(problem)", table: table.key)
     }
 }
 

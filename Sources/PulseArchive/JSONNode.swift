@@ -33,7 +33,7 @@ public indirect enum JSONNode: Sendable, Equatable, Hashable {
 
     /// The integer value of a number literal, if it is one.
     public var integerValue: Int64? {
-        if case .number(let literal) = self { return ValueParsing.integer(Array(literal.utf8)) }
+        if case .number(let literal) = self { return ArchiveNumber.integer(Array(literal.utf8)) }
         return nil
     }
 

@@ -150,19 +150,22 @@ struct RowDecoder {
                 guard let millis = ArchiveDate.parse(bytes) else {
                     return .failure(ValueProblem(detail: "unrecognized date \(ValueParsing.quoted(Array(bytes)))"))
                 }
+                if let problem = ArchiveDate.problem(with: millis) {
+                    return .failure(ValueProblem(detail: "date \(ValueParsing.quoted(Array(bytes))): \(problem)"))
+                }
                 return .success(.date(millis))
             }
         case .int:
             guard isNumber else { return try mismatch("an integer") }
             try scanner.readNumberLiteral(into: &scratch)
-            guard let value = ValueParsing.integer(scratch) else {
+            guard let value = ArchiveNumber.integer(scratch) else {
                 return .failure(ValueProblem(detail: "\(String(decoding: scratch, as: UTF8.self)) is not an integer within 64 bits"))
             }
             return .success(.int(value))
         case .double:
             guard isNumber else { return try mismatch("a number") }
             try scanner.readNumberLiteral(into: &scratch)
-            guard let value = ValueParsing.double(&scratch) else {
+            guard let value = ArchiveNumber.double(&scratch) else {
                 return .failure(ValueProblem(detail: "\(String(decoding: scratch, as: UTF8.self)) is out of the range of a double"))
             }
             return .success(.double(value))
@@ -175,36 +178,6 @@ struct RowDecoder {
 
 /// Number and text helpers shared by the envelope and row decoders.
 enum ValueParsing {
-    /// The value of a valid JSON number literal if it is an integer within 64 bits. Integral
-    /// literals with a fraction or exponent (`5.0`, `1e3`) count, as they do for the app.
-    static func integer(_ literal: [UInt8]) -> Int64? {
-        if !literal.contains(where: { $0 == 0x2E || $0 == 0x45 || $0 == 0x65 }) {
-            var value: Int64 = 0
-            let negative = literal.first == 0x2D
-            for c in literal.dropFirst(negative ? 1 : 0) {
-                let digit = Int64(c - 0x30)
-                let (times10, o1) = value.multipliedReportingOverflow(by: 10)
-                let (next, o2) = negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
-                if o1 || o2 { return nil }
-                value = next
-            }
-            return value
-        }
-        var copy = literal
-        guard let d = double(&copy), d == d.rounded(), abs(d) < 9.2e18 else { return nil }
-        return Int64(d)
-    }
-
-    /// The finite double value of a valid JSON number literal, or nil when out of range.
-    static func double(_ literal: inout [UInt8]) -> Double? {
-        literal.append(0)
-        defer { literal.removeLast() }
-        let value = literal.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { strtod($0, nil) }
-        }
-        return value.isFinite ? value : nil
-    }
-
     /// A string value for a message: quoted, and cut short when long.
     static func quoted(_ bytes: [UInt8]) -> String {
         let text = String(decoding: bytes.prefix(80), as: UTF8.self)

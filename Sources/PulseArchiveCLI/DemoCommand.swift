@@ -13,7 +13,7 @@ struct DemoCommand: Subcommand {
             .store,
             .value("--days", valueName: "n", help: "Days of wear (default: 120)."),
             .value("--seed", valueName: "n", help: "The random seed (default: 1)."),
-            .value("--end", valueName: "yyyy-mm-dd", help: "The last day of data (default: today)."),
+            .value("--end", valueName: "yyyy-mm-dd", help: "The last day of data (default: today); the data, from a day before the first day to two days after this one, must lie within the years 0000–9999 (UTC)."),
             .value("--timezone", valueName: "tz", help: "The zone whose days the data follows (default: $TZ or the system's)."),
             .value("--raw-packets-per-day", valueName: "n", help: "Raw BLE packets logged per day (default: 4)."),
         ]
@@ -36,6 +36,12 @@ struct DemoCommand: Subcommand {
             timeZone: zone,
             rawPacketsPerDay: try ArgumentValues.integer(arguments.value("--raw-packets-per-day"), option: "--raw-packets-per-day", range: 0...100_000) ?? 4)
         self.console = console
+        // A usage error, before the store is touched: the days asked for cannot be archived.
+        let span = SyntheticRing(options: options).span
+        if !ArchiveDate.representable.contains(span.lowerBound) || !ArchiveDate.representable.contains(span.upperBound) {
+            let fix = ArchiveDate.representable.contains(span.lowerBound) ? "an earlier --end" : "a later --end or fewer --days"
+            throw UsageError(message: "The values of '--end' and '--days' put demo data outside the years 0000–9999 (UTC) that an archive can hold (the data runs from a day before the first day to two days after --end): choose \(fix)")
+        }
     }
 
     func run() throws -> Int32 {

@@ -61,6 +61,14 @@ public struct SyntheticRing {
     var firstMidnight: Int64 { midnight(daysBeforeEnd: options.days - 1) }
     var lastMidnight: Int64 { midnight(daysBeforeEnd: 0) }
 
+    /// Every instant the demo writes lies in here: rows start at most two hours before the
+    /// first midnight (the device and profile), documents a day before it, and the last day's
+    /// rows end before its next evening. `demo` refuses options whose span leaves
+    /// `ArchiveDate.representable`, so a demo store can always be exported.
+    public var span: ClosedRange<Int64> {
+        (firstMidnight - 86_400_000)...(lastMidnight + 2 * 86_400_000)
+    }
+
     /// Local midnight of the day `offset` days before the end day, in milliseconds.
     private func midnight(daysBeforeEnd offset: Int) -> Int64 {
         let end = calendar.date(from: options.endDay)!

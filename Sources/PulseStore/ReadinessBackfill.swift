@@ -49,7 +49,9 @@ extension ReadinessService {
     /// inserted; an unscoreable day loses its rows, so stale scores do not linger.
     @discardableResult
     public func refresh(_ day: Int64, now: Int64) throws -> ReadinessOutcome {
-        let outcome = try evaluate(day)
+        // A local day starting outside the one date range (data in the first hours of year
+        // 0000, in a zone east of UTC) gets no row: an export could not write its date.
+        let outcome = ArchiveDate.representable.contains(day) ? try evaluate(day) : .unavailable(.noSignals)
         let rows = try storedRows(of: day)
         let delete = try database.cached(#"DELETE FROM "readinessDailies" WHERE rowid = ?"#)
         switch outcome {
