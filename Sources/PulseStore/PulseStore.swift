@@ -141,10 +141,13 @@ public final class PulseStore {
                 reason = why
             }
             // The shared lock is released here: the upgrade takes it exclusively.
-            guard !upgraded, StoreFiles.isWritable(directory), access(directory + "/" + databaseFileName, W_OK) == 0 else {
+            guard !upgraded else {
+                throw StoreError(.incompatibleStore, "cannot read the store \(directory): \(reason), and upgrading it did not change that")
+            }
+            guard StoreFiles.isWritable(directory), access(directory + "/" + databaseFileName, W_OK) == 0 else {
                 throw StoreError(.readOnlyStore, "cannot read the store \(directory): \(reason), which needs the store to be written, and it cannot be (a read-only directory or snapshot); copy the whole store directory somewhere writable and run the command on the copy")
             }
-            try withExclusiveAccess(directory, create: false, activity: "a schema upgrade") { _ in }
+            try withExclusiveAccess(directory, create: false, activity: "an upgrade of the store") { _ in }
             upgraded = true
         }
     }
