@@ -237,7 +237,7 @@ struct EnvelopeParser {
                 let key = try scanner.readString(scratch: &scratch)
                 try scanner.expect(0x3A, "':'")
                 guard keysSeen.insert(key).inserted else {
-                    throw ArchiveError.notAnArchive("the top-level key \"\(key)\" appears twice")
+                    throw ArchiveError.notAnArchive("the top-level key \(ShownText.quoted(key)) appears twice")
                 }
                 try readMember(key, into: &visitor)
             } while try scanner.continues(closer: 0x7D)
@@ -270,7 +270,7 @@ struct EnvelopeParser {
             for (field, count) in fields.sorted(by: { $0.key < $1.key }) {
                 summary.warnings.append(ArchiveWarning(
                     table: table,
-                    message: "\(table): unknown field \"\(field)\" in \(count) row\(count == 1 ? "" : "s") (ignored)"))
+                    message: "\(table): unknown field \(ShownText.quoted(field)) in \(count) row\(count == 1 ? "" : "s") (ignored)"))
             }
         }
     }
@@ -330,7 +330,7 @@ struct EnvelopeParser {
             if let table = ArchiveTable.named(key) {
                 try problems.recovering { try readTable(table, into: &visitor) }
             } else {
-                summary.warnings.append(ArchiveWarning(table: nil, message: "unknown top-level key \"\(key)\" (ignored)"))
+                summary.warnings.append(ArchiveWarning(table: nil, message: "unknown top-level key \(ShownText.quoted(key)) (ignored)"))
                 try scanner.skipValue(depth: 1)
             }
         }
@@ -551,7 +551,7 @@ struct EnvelopeParser {
                 for field in object.keys where !known.contains(field) { parser.unknownFields[table.key, default: [:]][field, default: 0] += 1 }
                 var unknownNames: [String] = []
                 let row = try AndroidDialect.mapRow(object, table: table, location: location, dayKey: parser.dayKey) { field, name in
-                    unknownNames.append("\(table.key).\(field) \"\(name)\"")
+                    unknownNames.append("\(table.key).\(field) \(ShownText.quoted(name))")
                 }
                 for name in unknownNames { parser.unknownNames[name, default: 0] += 1 }
                 for (i, field) in table.fields.enumerated() where field.isExtension && !row[i].isNull {

@@ -13,8 +13,8 @@ public final class AtomicFile {
     private let replacesExisting: Bool
     private var committed = false
 
-    /// - Parameter replacesExisting: allow replacing an existing target (a chart); archives
-    ///   never do.
+    /// - Parameter replacesExisting: allow replacing an existing target (a document of the
+    ///   store's own tree); archives and charts never do, since the path is the user's.
     /// - Throws: when the target exists and may not be replaced, or the directory is not
     ///   writable.
     public init(targetPath: String, replacesExisting: Bool = false) throws {

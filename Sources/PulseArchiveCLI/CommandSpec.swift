@@ -149,5 +149,13 @@ struct ParsedArguments {
         if positionals.count < spec.arguments.count {
             throw UsageError(message: "Missing expected argument '<\(spec.arguments[positionals.count].name)>'")
         }
+        // An empty value is what an unset variable gives (`--store "$STORE"`); as a path it would
+        // resolve to the root directory or to nothing.
+        if let index = positionals.firstIndex(of: "") {
+            throw UsageError(message: "The argument '<\(spec.arguments[index].name)>' is empty (an unset variable?): name a file")
+        }
+        if let option = spec.options.first(where: { values[$0.names[0]] == "" }) {
+            throw UsageError(message: "The value of '\(option.names[0]) <\(option.valueName ?? "")>' is empty (an unset variable?)")
+        }
     }
 }

@@ -11,11 +11,20 @@ import Darwin
 struct Console {
     var environment: [String: String] = ProcessInfo.processInfo.environment
 
+    /// Writes a result line. Control characters are escaped (`ShownText`): reports quote
+    /// values from archives and stores, and a terminal must not act on them. JSON output has
+    /// none to escape (`JSONReport` writes them as `\u` escapes), so it stays exact.
     func out(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        FileHandle.standardOutput.write(Data((ShownText.escapingControls(text) + "\n").utf8))
     }
 
+    /// Writes a message line, control characters escaped as by `out`.
     func err(_ text: String) {
+        FileHandle.standardError.write(Data((ShownText.escapingControls(text) + "\n").utf8))
+    }
+
+    /// Writes a message line as it is: for the tool's own terminal sequences.
+    func errRaw(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
@@ -29,9 +38,16 @@ struct Console {
     }
 
     /// The store directory: `--store`, else `$PULSE_STORE`, else `./pulse-store`.
-    func storeDirectory(_ arguments: ParsedArguments) -> String {
+    /// - Throws: `UsageError` when `PULSE_STORE` is set but empty: that is how an unset
+    ///   variable reaches a job (`PULSE_STORE=$STORE`), and the store meant is not `./pulse-store`.
+    func storeDirectory(_ arguments: ParsedArguments) throws -> String {
         if let store = arguments.value("--store") { return store }
-        if let store = environment["PULSE_STORE"], !store.isEmpty { return store }
+        if let store = environment["PULSE_STORE"] {
+            guard !store.isEmpty else {
+                throw UsageError(message: "PULSE_STORE is set but empty: set it to the store directory, or unset it to use ./pulse-store")
+            }
+            return store
+        }
         return "pulse-store"
     }
 }

@@ -24,8 +24,8 @@ struct DemoCommand: Subcommand {
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
-        store = console.storeDirectory(arguments)
-        let zone = try ArgumentValues.timeZone(arguments.value("--timezone"))
+        store = try console.storeDirectory(arguments)
+        let zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let today = calendar.dateComponents([.year, .month, .day], from: Date())
@@ -48,7 +48,7 @@ struct DemoCommand: Subcommand {
         var ring = SyntheticRing(options: options)
         let counts = try ring.fill(storeDirectory: store)
         let rows = counts.values.reduce(0, +)
-        let report = try PulseStore.withExclusiveAccess(store, create: false) { store in
+        let report = try PulseStore.withExclusiveAccess(store, create: false, activity: "demo") { store in
             try BackfillRequest(days: 90, asOf: options.endDay, timeZone: options.timeZone).run(on: store, now: ArgumentValues.nowMillis())
         }
         console.out("Filled \(store) with \(options.days) days of demo data: \(ProgressLine.grouped(rows)) rows; readiness scored on \(report.scored) of \(report.days) days")

@@ -24,9 +24,10 @@ struct ExportCommand: Subcommand {
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
-        store = console.storeDirectory(arguments)
+        store = try console.storeDirectory(arguments)
         formatVersion = Int64(try ArgumentValues.integer(arguments.value("--format-version"), option: "--format-version", range: 1...2) ?? 2)
-        output = Self.outputPath(arguments.value("--output"), at: Date())
+        output = try Self.outputPath(arguments.value("--output"), at: Date(),
+                                     zone: { try ArgumentValues.timeZone(nil, environment: console.environment) })
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
         self.console = console
@@ -34,18 +35,19 @@ struct ExportCommand: Subcommand {
 
     /// `-o` as given; the default name in the directory `-o` names (a backup job's
     /// `-o /backups/`), or here without `-o`.
-    static func outputPath(_ output: String?, at date: Date) -> String {
-        guard let output else { return defaultFileName(at: date) }
+    /// - Parameter zone: the local zone, asked only when the default name is needed.
+    static func outputPath(_ output: String?, at date: Date, zone: () throws -> TimeZone) throws -> String {
+        guard let output else { return defaultFileName(at: date, zone: try zone()) }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue else { return output }
-        return (output.hasSuffix("/") ? output : output + "/") + defaultFileName(at: date)
+        return (output.hasSuffix("/") ? output : output + "/") + defaultFileName(at: date, zone: try zone())
     }
 
     /// `pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz`, in local time.
-    static func defaultFileName(at date: Date) -> String {
+    static func defaultFileName(at date: Date, zone: TimeZone) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = .current
+        formatter.timeZone = zone
         formatter.dateFormat = "yyyy-MM-dd-HHmm"
         return "pulseloop-backup-\(formatter.string(from: date)).json.gz"
     }

@@ -32,10 +32,10 @@ struct ImportCommand: Subcommand {
 
     init(_ arguments: ParsedArguments, console: Console) throws {
         file = arguments.positionals[0]
-        store = console.storeDirectory(arguments)
+        store = try console.storeDirectory(arguments)
         mode = arguments.flag("--replace") ? .replace : arguments.flag("--merge") ? .merge : nil
         let asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
-        let zone = try ArgumentValues.timeZone(arguments.value("--timezone"))
+        let zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)
         backfill = arguments.flag("--no-backfill") ? nil : BackfillRequest(days: 90, asOf: asOf, timeZone: zone)
         limits = try ArgumentValues.limits(arguments)
         json = arguments.flag("--json")

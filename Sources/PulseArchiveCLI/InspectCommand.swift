@@ -63,7 +63,7 @@ enum ArchiveReport {
     static func inspectText(_ summary: ArchiveSummary, file: String) -> String {
         let container = summary.isCompressed ? "gzip" : "plain JSON"
         var text = "\(file): PulseLoop archive, format \(summary.formatVersion) (\(summary.dialect.rawValue) dialect, \(container))\n"
-        text += "  app version   \(summary.appVersion)\n"
+        text += "  app version   \(ShownText.escapingControls(summary.appVersion))\n"
         text += "  exported at   \((try? ArchiveDate.format(summary.exportedAt)) ?? "?")\n"
         text += "  size          \(Formatting.bytes(summary.fileBytes)) on disk, \(Formatting.bytes(summary.jsonBytes)) of JSON\n"
         text += "  settings      \(summary.settingsCount) key\(summary.settingsCount == 1 ? "" : "s")\n"
@@ -81,7 +81,7 @@ enum ArchiveReport {
         text += Formatting.columns(["table", "rows", "declared"], rows + extensions + documents, numeric: [1, 2])
         if !summary.extensionFields.isEmpty {
             text += "\n\n  extension fields kept (the app does not archive them):"
-            for (field, count) in summary.extensionFields.sorted(by: { $0.key < $1.key }) { text += "\n    \(field): \(count) row\(count == 1 ? "" : "s")" }
+            for (field, count) in summary.extensionFields.sorted(by: { $0.key < $1.key }) { text += "\n    \(ShownText.escapingControls(field)): \(count) row\(count == 1 ? "" : "s")" }
         }
         if !summary.hasDocuments { text += "\n  (no workout documents in this archive)" }
         return text

@@ -27,11 +27,15 @@ public enum PulseArchiveCommand {
     public static func main() -> Never {
         // Whatever the caller's umask, nothing this tool creates is readable by others.
         umask(0o077)
+        // Past a file-size limit (`ulimit -f`) a write then fails with EFBIG, which every write
+        // reports and cleans up after, instead of the signal killing the process mid-write and
+        // leaving a partial file or a half-made store.
+        signal(SIGXFSZ, SIG_IGN)
         // Before any thread starts: Ctrl-C removes partial archives and scratch files.
         InterruptCleanup.removeOnInterrupt { signal in
             let console = Console()
             let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal] ?? "signal \(signal)"
-            console.err((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name)); its temporary files are removed")
+            console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name)); its temporary files are removed")
         }
         exit(run(Array(CommandLine.arguments.dropFirst()), console: Console()))
     }
@@ -116,10 +120,25 @@ enum ArgumentValues {
         return value
     }
 
-    static func timeZone(_ text: String?) throws -> TimeZone {
-        guard let text else { return .current }
-        guard let zone = TimeZone(identifier: text) else {
-            throw UsageError(message: "The value '\(text)' is invalid for '--timezone': expected a zone identifier such as Europe/Berlin or UTC")
+    /// `--timezone`, else `$TZ`, else the system's zone. An invalid `$TZ` is refused like an
+    /// invalid `--timezone`, rather than read as UTC as Foundation would: days would silently
+    /// fall on other boundaries, and an import stores the scores computed from them.
+    static func timeZone(_ text: String?, environment: [String: String]) throws -> TimeZone {
+        if let text {
+            guard let zone = TimeZone(identifier: text) else {
+                throw UsageError(message: "The value '\(text)' is invalid for '--timezone': expected a zone identifier such as Europe/Berlin or UTC")
+            }
+            return zone
+        }
+        guard let variable = environment["TZ"] else { return .current }
+        // As the C library reads TZ: empty is UTC, a leading ':' is dropped, a path into the
+        // zone database names its zone.
+        var name = Substring(variable)
+        if name.first == ":" { name = name.dropFirst() }
+        if name.isEmpty { name = "UTC" }
+        if name.hasPrefix("/"), let range = name.range(of: "/zoneinfo/") { name = name[range.upperBound...] }
+        guard let zone = TimeZone(identifier: String(name)) else {
+            throw UsageError(message: "The value '\(variable)' of the TZ environment variable is not a zone identifier such as Europe/Berlin or UTC: correct or unset TZ, or pass --timezone")
         }
         return zone
     }

@@ -16,7 +16,7 @@ struct ReadinessCommand: Subcommand {
             .value("--as-of", valueName: "yyyy-mm-dd", help: "The last day of the range."),
             .value("--timezone", valueName: "tz", help: "The zone of day boundaries (default: $TZ or the system's)."),
             .json,
-            .value("--svg", valueName: "file", help: "Also write a trend chart of the range as a self-contained SVG."),
+            .value("--svg", valueName: "file", help: "Also write a trend chart of the range as a self-contained SVG (a new file: an existing one is never replaced)."),
             .quiet,
         ]
     )
@@ -32,11 +32,11 @@ struct ReadinessCommand: Subcommand {
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
-        store = console.storeDirectory(arguments)
+        store = try console.storeDirectory(arguments)
         days = try ArgumentValues.integer(arguments.value("--days"), option: "--days", range: 1...3_650) ?? 30
         backfill = arguments.flag("--backfill")
         asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
-        zone = try ArgumentValues.timeZone(arguments.value("--timezone"))
+        zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)
         json = arguments.flag("--json")
         svgPath = arguments.value("--svg")
         quiet = arguments.flag("--quiet")
@@ -45,8 +45,14 @@ struct ReadinessCommand: Subcommand {
 
     func run() throws -> Int32 {
         console.announceUpgrade(of: store, quiet: quiet)
+        // Made first, so that a chart that would replace a file is refused before any work.
+        let chartFile = try svgPath.map { try AtomicFile(targetPath: $0) }
         let now = ArgumentValues.nowMillis()
-        let history = try PulseStore.withExclusiveAccess(store, create: false) { store -> [ReadinessDay] in
+        let read = { (body: (PulseStore) throws -> [ReadinessDay]) throws -> [ReadinessDay] in
+            backfill ? try PulseStore.withExclusiveAccess(self.store, create: false, activity: "a readiness backfill", body)
+                : try PulseStore.withReadAccess(self.store, body)
+        }
+        let history = try read { store -> [ReadinessDay] in
             let service = ReadinessService(store: store, timeZone: zone)
             let anchor = try asOf.map { service.calendar.startOfDay(year: $0.year!, month: $0.month!, day: $0.day!) } ?? service.defaultAnchor(now: now)
             if backfill {
@@ -56,10 +62,9 @@ struct ReadinessCommand: Subcommand {
             }
             return try service.history(days: days, anchorDay: anchor)
         }
-        if let svgPath {
+        if let file = chartFile {
             let chart = ReadinessTrendChart.svg(history.reversed().map { .init(date: $0.date, score: $0.stored?.score, bandRaw: $0.stored?.bandRaw) },
                                                 title: "Readiness, \(history.last?.date ?? "") to \(history.first?.date ?? "")")
-            let file = try AtomicFile(targetPath: svgPath, replacesExisting: true)
             try Array(chart.utf8).withUnsafeBytes { try file.file.write($0) }
             try file.commit()
         }

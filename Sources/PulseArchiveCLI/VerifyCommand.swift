@@ -28,7 +28,7 @@ struct VerifyCommand: Subcommand {
         file = arguments.positionals[0]
         limits = try ArgumentValues.limits(arguments)
         store = arguments.value("--store")
-        zone = try ArgumentValues.timeZone(arguments.value("--timezone"))
+        zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
         self.console = console

@@ -56,7 +56,7 @@ public enum ArchiveVerifier {
         var reader = ArchiveReader(path: archivePath, limits: limits, progress: progress)
         reader.keepsRowText = true
         guard let storeDirectory else { return try verify(reader, against: nil, timeZone: timeZone) }
-        return try PulseStore.withExclusiveAccess(storeDirectory, create: false) { store in
+        return try PulseStore.withReadAccess(storeDirectory) { store in
             try verify(reader, against: store, timeZone: timeZone)
         }
     }
@@ -67,7 +67,7 @@ public enum ArchiveVerifier {
         defer { PrivateFiles.remove(scratch) }
         let runs = scratch + "/runs"
         try PrivateFiles.createDirectory(runs)
-        let roundTrip = try RollingRoundTrip(directory: scratch + "/store", comparingWith: store?.databasePath)
+        let roundTrip = try RollingRoundTrip(directory: scratch + "/store", comparingWith: store.map { ($0.databasePath, immutable: $0.isImmutable) })
         let worker = BackgroundVisitor(VerifyingVisitor(roundTrip: roundTrip, runsDirectory: runs, timeZone: timeZone))
         var visitor = RowTextCheck(next: worker)
 

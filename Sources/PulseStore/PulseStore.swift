@@ -14,9 +14,14 @@ public final class PulseStore {
 
     public var databasePath: String { directory + "/" + Self.databaseFileName }
 
-    private init(directory: String, database: SQLiteDatabase) {
+    /// Whether `database` was opened immutable (`withReadAccess` on a store nobody can
+    /// write): another connection reading the store must open it so too.
+    let isImmutable: Bool
+
+    private init(directory: String, database: SQLiteDatabase, isImmutable: Bool = false) {
         self.directory = directory
         self.database = database
+        self.isImmutable = isImmutable
     }
 
     /// Opens the store in `directory`, creating the directory and database when `create` is
@@ -25,7 +30,8 @@ public final class PulseStore {
     ///   `.incompatibleStore` for a store from a newer tool.
     public static func open(_ directory: String, create: Bool) throws -> PulseStore {
         let path = directory + "/" + databaseFileName
-        if !PrivateFiles.exists(path) {
+        try StoreFiles.requireRegularFiles(in: directory)
+        if !StoreFiles.exists(path) {
             guard create else {
                 throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName)); create one with `pulse-archive import` or `pulse-archive demo`")
             }
@@ -43,10 +49,34 @@ public final class PulseStore {
     /// command to open it upgrades it first (`StoreMigration`; once, in one transaction). False
     /// when there is no store, and for a store this version or a newer one wrote.
     public static func needsUpgrade(_ directory: String) -> Bool {
-        let path = directory + "/" + databaseFileName
-        guard PrivateFiles.exists(path), let database = try? SQLiteDatabase(path: path, create: false),
+        guard StoreFiles.exists(directory + "/" + databaseFileName), (try? StoreFiles.requireRegularFiles(in: directory)) != nil,
+              let (database, _) = try? openReadOnly(directory),
               let version = try? database.integer("PRAGMA user_version") else { return false }
         return version > 0 && version < StoreMigration.all.count
+    }
+
+    /// Opens the database of the store in `directory` without writing to it: read-only, and
+    /// immutable when the directory cannot be written and no WAL holds changes (SQLite cannot
+    /// open a WAL database read-only there otherwise).
+    /// - Returns: the connection, and whether it is immutable.
+    static func openReadOnly(_ directory: String) throws -> (SQLiteDatabase, immutable: Bool) {
+        let path = directory + "/" + databaseFileName
+        let immutable = !StoreFiles.isWritable(directory) && !StoreFiles.walHasContent(in: directory)
+        let database = try SQLiteDatabase(path: path, create: false, access: immutable ? .immutable : .readOnly)
+        do {
+            // Opening is lazy: the first read finds out whether SQLite can read the file.
+            _ = try database.integer("SELECT count(*) FROM sqlite_master")
+        } catch {
+            if !immutable && !StoreFiles.isWritable(directory) {
+                throw StoreError(.readOnlyStore, """
+                    cannot read the store \(directory): its \(StoreFiles.wal) holds changes not yet in \(databaseFileName), and \
+                    SQLite reads them only through a \(databaseFileName)-shm file, which is missing and cannot be created in this \
+                    read-only directory; copy the whole store directory somewhere writable and run the command on the copy
+                    """)
+            }
+            throw error
+        }
+        return (database, immutable)
     }
 
     /// Makes a staged database the store's database (the store must be empty): the staged file
@@ -70,20 +100,77 @@ public final class PulseStore {
         try StoreMigration.migrate(database)
     }
 
-    /// Runs `body` on the store in `directory` while holding its lock, so no import or export
-    /// of the same store runs meanwhile.
-    /// - Parameter create: create the store (directory and database) when it is missing.
-    public static func withExclusiveAccess<T>(_ directory: String, create: Bool, _ body: (PulseStore) throws -> T) throws -> T {
+    /// Runs `body` on the store in `directory` while holding its lock exclusively, so no other
+    /// command reads or writes the same store meanwhile.
+    /// - Parameters:
+    ///   - create: create the store (directory and database) when it is missing.
+    ///   - activity: what this does, for the message of a command refused meanwhile.
+    public static func withExclusiveAccess<T>(_ directory: String, create: Bool, activity: String = "another pulse-archive command",
+                                              _ body: (PulseStore) throws -> T) throws -> T {
         if create {
             try PrivateFiles.createDirectory(directory)
-        } else if !PrivateFiles.exists(directory + "/" + databaseFileName) {
-            throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName)); create one with `pulse-archive import` or `pulse-archive demo`")
         }
-        let lock = try StoreLock(directory: directory)
+        try StoreFiles.requireRegularFiles(in: directory)
+        if !create { try requireStore(directory) }
+        let lock = try StoreLock(directory: directory, activity: activity)
         defer { withExtendedLifetime(lock) {} }
         let store = try open(directory, create: create)
         try store.completePendingDocumentSwaps()
         return try body(store)
+    }
+
+    /// Runs `body` on the store in `directory` opened read-only, holding its lock shared: other
+    /// readers may run beside it, no writer. A read-only directory or snapshot can be read.
+    ///
+    /// A store that must change first (an earlier version's schema, a document swap an
+    /// interrupted import left to finish) is brought up to date under the exclusive lock when
+    /// it can be written, and refused when it cannot: reading it through an old schema would
+    /// need a reader per schema version, and a half-swapped tree is not the store's content.
+    public static func withReadAccess<T>(_ directory: String, _ body: (PulseStore) throws -> T) throws -> T {
+        var upgraded = false
+        while true {
+            try StoreFiles.requireRegularFiles(in: directory)
+            try requireStore(directory)
+            let reason: String
+            do {
+                let (store, lock, why) = try openForReading(directory)
+                if let store {
+                    defer { withExtendedLifetime(lock) {} }
+                    return try body(store)
+                }
+                reason = why
+            }
+            // The shared lock is released here: the upgrade takes it exclusively.
+            guard !upgraded else {
+                throw StoreError(.incompatibleStore, "cannot read the store \(directory): \(reason), and upgrading it did not change that")
+            }
+            guard StoreFiles.isWritable(directory), access(directory + "/" + databaseFileName, W_OK) == 0 else {
+                throw StoreError(.readOnlyStore, "cannot read the store \(directory): \(reason), which needs the store to be written, and it cannot be (a read-only directory or snapshot); copy the whole store directory somewhere writable and run the command on the copy")
+            }
+            try withExclusiveAccess(directory, create: false, activity: "an upgrade of the store") { _ in }
+            upgraded = true
+        }
+    }
+
+    /// The store opened read-only under a shared lock, or why it must be written first.
+    private static func openForReading(_ directory: String) throws -> (PulseStore?, StoreLock, String) {
+        let lock = try StoreLock(directory: directory, shared: true)
+        let (database, immutable) = try openReadOnly(directory)
+        let version = Int(try database.integer("PRAGMA user_version"))
+        try StoreMigration.requireKnown(version, path: database.path)
+        if version < StoreMigration.all.count {
+            return (nil, lock, "it was written by an earlier pulse-archive (schema version \(version); this one reads \(StoreMigration.all.count)) and must be upgraded first")
+        }
+        if try database.integer(#"SELECT EXISTS (SELECT 1 FROM "documentSwaps")"#) != 0 {
+            return (nil, lock, "an import into it was interrupted after its commit, and its document tree must be moved into place first")
+        }
+        return (PulseStore(directory: directory, database: database, isImmutable: immutable), lock, "")
+    }
+
+    private static func requireStore(_ directory: String) throws {
+        if !StoreFiles.exists(directory + "/" + databaseFileName) {
+            throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName)); create one with `pulse-archive import` or `pulse-archive demo`")
+        }
     }
 
     static func configure(_ database: SQLiteDatabase, durable: Bool) throws {

@@ -48,19 +48,20 @@ final class RollingRoundTrip {
 
     /// - Parameters:
     ///   - directory: a new private directory for the temporary store.
-    ///   - storePath: the database of the store to compare with (`verify --store`).
-    init(directory: String, comparingWith storePath: String?) throws {
+    ///   - store: the database of the store to compare with (`verify --store`), and whether
+    ///     it must be read immutable.
+    init(directory: String, comparingWith store: (path: String, immutable: Bool)?) throws {
         try PrivateFiles.createDirectory(directory)
         tree = directory + "/tree"
         longWay = directory + "/long-way.json"
         try PrivateFiles.createDirectory(tree)
         try PrivateFiles.touch(directory + "/store.sqlite")
-        let database = try SQLiteDatabase(path: directory + "/store.sqlite", create: false, attachesReadOnly: storePath != nil)
+        let database = try SQLiteDatabase(path: directory + "/store.sqlite", create: false, attachesReadOnly: store != nil)
         try PulseStore.configure(database, durable: false)
         for sql in StoreSchema.roundTripTables { try database.execute(sql) }
         self.database = database
         writer = try StoreRowWriter(database: database)
-        comparison = try storePath.map { try StoreComparison(database: database, storePath: $0) }
+        comparison = try store.map { try StoreComparison(database: database, storePath: $0.path, immutable: $0.immutable) }
         try database.execute("BEGIN")
     }
 

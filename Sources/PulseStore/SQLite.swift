@@ -27,16 +27,35 @@ final class SQLiteDatabase {
         return true
     }()
 
-    /// Opens (creating if allowed) the database file at `path`.
+    /// How a connection may use its file.
+    enum Access {
+        case readWrite
+        /// SQLite's read-only open: it still needs `-shm` beside a WAL database, so it creates
+        /// one in a writable directory, and reads the WAL through it.
+        case readOnly
+        /// Read-only without locks or `-shm` (`immutable=1`): the only way SQLite reads a WAL
+        /// database in a directory nobody can write, and right only when no WAL holds changes.
+        case immutable
+    }
+
+    /// Opens (creating if allowed) the database file at `path`. A link at `path` is refused
+    /// (`SQLITE_OPEN_NOFOLLOW`): SQLite would otherwise write where it points.
     /// - Parameter attachesReadOnly: lets `attachReadOnly` be used on this connection (it needs
     ///   URI filenames, so `path` must not start with `file:`).
-    init(path: String, create: Bool, attachesReadOnly: Bool = false) throws {
+    init(path: String, create: Bool, access: Access = .readWrite, attachesReadOnly: Bool = false) throws {
         _ = Self.configured
         self.path = path
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
-            | (attachesReadOnly ? SQLITE_OPEN_URI : 0)
-        let status = sqlite3_open_v2(path, &db, flags, nil)
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW | (attachesReadOnly ? SQLITE_OPEN_URI : 0)
+        var name = path
+        switch access {
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .immutable:
+            flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+            name = Self.uri(path, immutable: true)
+        }
+        let status = sqlite3_open_v2(name, &db, flags, nil)
         guard status == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "status \(status)"
             sqlite3_close_v2(db)
@@ -60,16 +79,23 @@ final class SQLiteDatabase {
 
     /// Attaches the database file at `path` as `schema`, read-only: a statement that would
     /// write to it fails. The connection must have been opened with `attachesReadOnly`.
-    func attachReadOnly(_ path: String, as schema: String) throws {
-        // A URI filename, every byte outside the unreserved set percent-encoded.
+    /// - Parameter immutable: attach as `Access.immutable` (the store was opened so).
+    func attachReadOnly(_ path: String, as schema: String, immutable: Bool = false) throws {
+        try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(Self.uri(path, immutable: immutable))])
+    }
+
+    /// A read-only URI filename for `path`, every byte outside the unreserved set
+    /// percent-encoded.
+    private static func uri(_ path: String, immutable: Bool) -> String {
         let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/".utf8)
         let hex = Array("0123456789ABCDEF".utf8)
-        var uri = Array("file:".utf8)
+        // An absolute path gets an empty authority, so that `//x` is not read as a host name.
+        var uri = Array((path.hasPrefix("/") ? "file://" : "file:").utf8)
         for byte in path.utf8 {
             if unreserved.contains(byte) { uri.append(byte) } else { uri += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]] }
         }
-        uri += Array("?mode=ro".utf8)
-        try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(String(decoding: uri, as: UTF8.self))])
+        uri += Array((immutable ? "?mode=ro&immutable=1" : "?mode=ro").utf8)
+        return String(decoding: uri, as: UTF8.self)
     }
 
     /// A statement prepared on first use and kept for the connection's lifetime.

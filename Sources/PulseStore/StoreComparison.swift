@@ -24,9 +24,10 @@ final class StoreComparison {
 
     /// - Parameter database: the temporary store's connection (opened with
     ///   `attachesReadOnly`); the store is attached to it read-only.
-    init(database: SQLiteDatabase, storePath: String) throws {
+    /// - Parameter immutable: the store could be opened only immutable (`PulseStore.openReadOnly`).
+    init(database: SQLiteDatabase, storePath: String, immutable: Bool) throws {
         self.database = database
-        try database.attachReadOnly(storePath, as: "store")
+        try database.attachReadOnly(storePath, as: "store", immutable: immutable)
     }
 
     /// Compares the rows `table` holds in the temporary store now (one batch) with the store.

@@ -13,6 +13,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case refused
         /// A file-system operation failed.
         case io
+        /// The store must be written before it can be read (an earlier schema, an unfinished
+        /// document swap) and cannot be: a read-only directory or snapshot.
+        case readOnlyStore
     }
 
     public let kind: Kind

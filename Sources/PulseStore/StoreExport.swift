@@ -41,9 +41,9 @@ public struct ExportResult: Sendable {
 
 extension PulseStore {
     /// Writes an archive of the whole store to `path`, atomically: the file appears complete
-    /// or not at all. Holds the store's lock while it reads.
+    /// or not at all. Reads the store read-only, under its shared lock.
     public static func exportArchive(storeDirectory: String, to path: String, options: ExportOptions) throws -> ExportResult {
-        try withExclusiveAccess(storeDirectory, create: false) { store in
+        try withReadAccess(storeDirectory) { store in
             try store.export(to: path, options: options)
         }
     }

@@ -94,7 +94,7 @@ extension PulseStore {
         if createdDirectory { InterruptCleanup.register(storeDirectory) }
         var committed = false
         do {
-            return try withExclusiveAccess(storeDirectory, create: true) { store in
+            return try withExclusiveAccess(storeDirectory, create: true, activity: "an import") { store in
                 StagingArea.removeLeftovers(in: storeDirectory)
                 var result = try store.importLocked(archivePath, options: options) { committed = true }
                 if let backfill = options.backfill {
@@ -191,14 +191,20 @@ extension PulseStore {
     }
 
     /// Saves the store as it is into `backups/` before a replace.
+    /// - Throws: an error that says the safety backup failed and the store is unchanged: the
+    ///   export's own message alone reads as if the user had asked for an export.
     private func writeSafetyBackup(options: ImportOptions) throws -> String {
         let backups = directory + "/" + Self.backupsDirectoryName
-        try PrivateFiles.createDirectory(backups)
-        let stamp = try ArchiveDate.format(options.now)
-            .replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: ".", with: "-")
-        let path = "\(backups)/before-replace-\(stamp).json.gz"
-        _ = try export(to: path, options: ExportOptions(appVersion: options.appVersion, exportedAt: options.now))
-        return path
+        do {
+            try PrivateFiles.createDirectory(backups)
+            let stamp = try ArchiveDate.format(options.now)
+                .replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: ".", with: "-")
+            let path = "\(backups)/before-replace-\(stamp).json.gz"
+            _ = try export(to: path, options: ExportOptions(appVersion: options.appVersion, exportedAt: options.now))
+            return path
+        } catch {
+            throw StoreError(.io, "the safety backup of the store, which --replace writes into \(backups) before it changes anything, failed: \(error); the store is unchanged")
+        }
     }
 
     /// Moves the staged content into the store in one transaction, recording the document

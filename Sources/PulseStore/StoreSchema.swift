@@ -146,17 +146,22 @@ struct StoreMigration {
         ),
     ]
 
+    /// - Throws: `StoreError.incompatibleStore` for a store from a newer tool.
+    static func requireKnown(_ version: Int, path: String) throws {
+        if version > all.count {
+            throw StoreError(
+                .incompatibleStore,
+                "\(path) was written by a newer pulse-archive (schema version \(version); this tool knows up to \(all.count)): update pulse-archive"
+            )
+        }
+    }
+
     /// Brings `database` up to date (or up to the first `count` steps, as an older tool left
     /// it), each step in its own transaction.
     /// - Throws: `StoreError.incompatibleStore` for a store from a newer tool.
     static func migrate(_ database: SQLiteDatabase, through count: Int = all.count) throws {
         let version = Int(try database.integer("PRAGMA user_version"))
-        if version > all.count {
-            throw StoreError(
-                .incompatibleStore,
-                "\(database.path) was written by a newer pulse-archive (schema version \(version); this tool knows up to \(all.count)): update pulse-archive"
-            )
-        }
+        try requireKnown(version, path: database.path)
         guard version < count else { return }
         if version == 0 {
             try database.execute(#"CREATE TABLE IF NOT EXISTS "schemaMigrations" ("name" TEXT NOT NULL PRIMARY KEY, "appliedAt" INTEGER NOT NULL)"#)

@@ -57,9 +57,11 @@ public final class LocalCalendar {
         return Int(msOfHour / 60_000)
     }
 
-    /// `yyyy-MM-dd` of the local day holding `instant`.
+    /// `yyyy-MM-dd` of the local day holding `instant`. Years are counted as archive dates
+    /// count them (ISO 8601): the Gregorian calendar's 1 BC is year 0000, 2 BC is -0001.
     public func dayString(_ instant: Int64) -> String {
-        let parts = calendar.dateComponents([.year, .month, .day], from: date(instant))
-        return String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+        let parts = calendar.dateComponents([.era, .year, .month, .day], from: date(instant))
+        let year = parts.era == 0 ? 1 - (parts.year ?? 0) : parts.year ?? 0
+        return (year < 0 ? "-" : "") + String(format: "%04d-%02d-%02d", abs(year), parts.month ?? 0, parts.day ?? 0)
     }
 }

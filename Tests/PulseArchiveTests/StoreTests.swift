@@ -194,12 +194,12 @@ struct StoreTests {
     func lockedStore() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("s"), days: 2)
-        let lock = try StoreLock(directory: dir.file("s"))
+        let lock = try StoreLock(directory: dir.file("s"), activity: "an import")
         let result = try CLI.run(["import", Repository.sampleFormat1, "--store", dir.file("s"), "--merge"])
         #expect(result.exitCode == 1)
-        #expect(result.stderr.contains("another import or export is running on this store"))
+        #expect(result.stderr.contains("the store \(dir.file("s")) is busy: an import (pid \(getpid())) is changing it; wait for it to finish"))
         let export = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("x.json.gz")])
-        #expect(export.exitCode == 1 && export.stderr.contains("another import or export is running"))
+        #expect(export.exitCode == 1 && export.stderr.contains("is busy: an import"))
         withExtendedLifetime(lock) {}
     }
 

@@ -149,7 +149,7 @@ struct VerifyTests {
         let store = dir.file("a store %41 ?#ü")
         try StoreFixtures.demoStore(store, days: 2)
         _ = try StoreFixtures.export(store, to: dir.file("s.json.gz"))
-        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: store + "/pulse.sqlite")
+        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: (store + "/pulse.sqlite", immutable: false))
         #expect(try roundTrip.database.integer(#"SELECT count(*) FROM store."measurements""#) > 0)
         #expect(throws: (any Error).self) { try roundTrip.database.execute(#"DELETE FROM store."measurements""#) }
         let (result, _) = try verify([dir.file("s.json.gz"), "--store", store])

@@ -1,0 +1,33 @@
+/// Text an archive (or a store) controls, made safe to show on a terminal.
+///
+/// A terminal acts on control characters: ESC starts a sequence that can clear the screen or
+/// retitle the window, BEL rings, and the C1 controls (U+0080–U+009F) act like ESC sequences
+/// on some terminals. So a key name, an enum name or an `appVersion` from a file is never
+/// printed raw: each such character is shown as its escape (`\u{1B}`), the form Swift's
+/// `debugDescription` gives the C0 ones, which the other messages quoting a value use.
+public enum ShownText {
+    /// `text` in quotes, escaped as `debugDescription` escapes it, C1 controls included: for
+    /// a value named inside a message (`unknown field "a\u{1B}b"`).
+    public static func quoted(_ text: String) -> String {
+        escapingControls(text.debugDescription)
+    }
+
+    /// `text` with every control character but newline and tab shown as its escape: for
+    /// text printed as it is (an app version), and as the last guard on anything printed.
+    public static func escapingControls(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
+    }
+}
