@@ -12,7 +12,8 @@ struct RowDecoder {
     private let sortedNames: [[UInt8]]
     private let sortedToField: [Int]
     private var seen: [Bool]
-    private(set) var unknownFields: [String: Int] = [:]
+    /// Field names the table does not have, compared as bytes (`ByteKey`).
+    private(set) var unknownFields: [ByteKey: Int] = [:]
     /// Keep each row's JSON text (`ArchiveReader.keepsRowText`) in `rowText`.
     var keepsText = false
     /// The last row's text, when `keepsText`.
@@ -60,7 +61,7 @@ struct RowDecoder {
                 case .success(let index): sortedIndex = index
                 case .failure(let unknown):
                     if let name = unknown.text {
-                        unknownFields[name, default: 0] += 1
+                        unknownFields[ByteKey(name), default: 0] += 1
                     } else {
                         try fail("\(table.key)[\(index)]: a field name is not valid UTF-8")
                     }

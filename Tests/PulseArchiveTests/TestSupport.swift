@@ -166,7 +166,7 @@ enum RowFactory {
         for table in ArchiveTable.all {
             content.rows[table.key] = [full(table, index: 1), minimal(table, index: 2)]
         }
-        content.settings = [("pulseloop.metricprefs.v1", #"{"a":1, "b" : [true]}"#), (ArchiveFormat.readinessPrefsKey, "not json at all")]
+        content.settings = [("pulseloop.metricprefs.v1", #"{"a":1, "b" : [true]}"#), (ArchiveFormat.readinessPrefsKey, " [1 ,2.50e1] ")]
         content.attachments = [("3F2504E0-4F89-11D3-9A0C-0305E82C3301.jpg", [0xFF, 0xD8, 0x00, 0x7F, 0xFF]), ("empty.bin", [])]
         return content
     }
