@@ -41,5 +41,17 @@ public struct ArchiveLimits: Sendable, Equatable {
                 + "in one value (its base64 must fit the string limit of \(maxStringBytes) bytes), so it cannot be backed up")
         }
     }
+
+    /// The one inflate-ratio rule: past `inflateRatioGrace` bytes of content, more than
+    /// `ratio` content bytes per compressed byte. The reader refuses a file at
+    /// `maxInflateRatio`; our writer stores (does not compress) whatever would take it past
+    /// `writerInflateRatio`, so no archive it writes can be refused by this rule.
+    public func exceedsInflateRatio(content: Int64, compressed: Int64, ratio: Double, grace: Int64) -> Bool {
+        content > grace && Double(content) > ratio * Double(max(1, compressed))
+    }
+
+    /// The ratio our gzip writer keeps its output under, from half the reader's grace on: half
+    /// the reader's limit, so what zlib holds back between two checks cannot carry a file past it.
+    public var writerInflateRatio: Double { maxInflateRatio / 2 }
 }
 

@@ -235,6 +235,23 @@ struct KeysAndSizesTests {
 
     // MARK: - Our own archives pass our own guards
 
+    @Test("an 8 MiB all-zero attachment exports to an archive the default inflate-ratio guard accepts, and it round-trips")
+    func zeroAttachment() throws {
+        let dir = TemporaryDirectory()
+        let zeros = [UInt8](repeating: 0, count: 8 << 20)
+        let path = try Self.archive(dir, "zeros.json", attachments: [("zeros.bin", zeros)])
+        let store = dir.file("store")
+        #expect(try CLI.run(["import", path, "--store", store, "--no-backfill"]).exitCode == 0)
+        let out = dir.file("zeros.json.gz")
+        #expect(try CLI.run(["export", "--store", store, "-o", out]).exitCode == 0)
+        let restored = dir.file("restored")
+        let again = try CLI.run(["import", out, "--store", restored, "--no-backfill"])
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        #expect(try PulseStore.open(restored, create: false).attachments()["zeros.bin"] == zeros)
+        let verify = try CLI.run(["verify", out, "--store", store])
+        #expect(verify.exitCode == 0, "\(verify.stdout)")
+    }
+
     @Test("a document file larger than an archive can carry is refused by export before anything is written, naming it")
     func documentTooLarge() throws {
         let dir = TemporaryDirectory()

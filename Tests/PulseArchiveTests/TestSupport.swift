@@ -181,10 +181,10 @@ func writeArchive(_ content: InMemoryContent, to path: String, compressed: Bool 
     try file.close()
 }
 
-/// Gzips bytes with the real writer.
-func gzipped(_ bytes: [UInt8], to path: String) throws {
+/// Gzips bytes with the real writer; `keepsTo: nil` lets it write a decompression bomb.
+func gzipped(_ bytes: [UInt8], to path: String, keepsTo: ArchiveLimits? = .standard) throws {
     let file = try SystemFile.createExclusive(path)
-    let writer = try GzipWriter(output: FileSink(file))
+    let writer = try GzipWriter(output: FileSink(file), keepsTo: keepsTo)
     try bytes.withUnsafeBytes { try writer.write($0) }
     try writer.finish()
     try file.close()
