@@ -97,19 +97,27 @@ struct KeysAndSizesTests {
         #expect(row.range(of: Data(Self.nfc.utf8)) != nil && row.range(of: Data(Self.nfd.utf8)) != nil, "both members kept")
     }
 
-    @Test("a 1 MB key of mixed combining marks is read in linear time: as an unknown key, a settings key and a row field")
+    @Test("a 1 MB key of mixed combining marks is read in linear time: an unknown key, a settings key, an attachment name, a row field")
     func longCombiningKey() throws {
         let dir = TemporaryDirectory()
         // Marks of four combining classes, so that normalising would have to reorder them.
         let key = "a" + String(repeating: "\u{301}\u{316}\u{327}\u{308}", count: 131_072)
         #expect(key.utf8.count > 1 << 20)
-        let path = try Self.archive(dir, "long.json", settings: [(key, "true")], extra: #""\#(key)":1"#)
+        let path = try Self.archive(dir, "long.json", settings: [(key, "true")], attachments: [(key, [1])], extra: #""\#(key)":1"#)
         try Self.edit(path, #""devices":[{"#, #""devices":[{"\#(key)":0,"#)
         let start = Date()
         let inspect = try CLI.run(["inspect", path, "--json"])
         #expect(inspect.exitCode == 0, "\(inspect.stderr.prefix(300))")
-        #expect(inspect.json["settings"] as? Int == 1)
+        #expect(inspect.json["settings"] as? Int == 1 && inspect.json["attachments"] as? Int == 1)
         #expect(Date().timeIntervalSince(start) < 20, "a hang guard: the read took \(Date().timeIntervalSince(start)) s")
+    }
+
+    @Test("an attachment name is checked on its bytes: a dot followed by a combining mark still starts a hidden file")
+    func attachmentNameBytes() throws {
+        let dir = TemporaryDirectory()
+        let store = try Self.seededStore(dir)
+        let path = try Self.archive(dir, "hidden.json", attachments: [(".\u{301}hidden", [1])])
+        try Self.expectRefused(path, store: store, naming: ["unsafe attachment name"])
     }
 
     // MARK: - Document paths and letter case
