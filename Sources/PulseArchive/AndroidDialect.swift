@@ -144,8 +144,12 @@ public enum AndroidDialect {
                 break
             }
             row[index] = try value(node, field: field, location: where_)
+            // Every NAME and raw is ASCII: another value is unknown without a `String` lookup,
+            // whose hashing and comparison normalise (not linear on a long run of marks).
             if let map = maps[field.name], case .string(let name) = row[index] {
-                if let raw = map[name] {
+                if !name.utf8.allSatisfy({ $0 < 0x80 }) {
+                    unknownName(field.name, name)
+                } else if let raw = map[name] {
                     row[index] = .string(raw)
                 } else if !map.values.contains(name) {
                     unknownName(field.name, name)

@@ -110,6 +110,15 @@ struct KeysAndSizesTests {
         #expect(inspect.exitCode == 0, "\(inspect.stderr.prefix(300))")
         #expect(inspect.json["settings"] as? Int == 1 && inspect.json["attachments"] as? Int == 1)
         #expect(Date().timeIntervalSince(start) < 20, "a hang guard: the read took \(Date().timeIntervalSince(start)) s")
+
+        // An Android enum NAME is looked up in the port's maps: a long one is an unknown NAME.
+        let android = dir.file("android.json")
+        try FileManager.default.copyItem(atPath: Repository.sampleAndroid, toPath: android)
+        try Self.edit(android, #""stateRaw": "CONNECTED""#, #""stateRaw": "\#(key)""#)
+        let androidStart = Date()
+        let inspected = try CLI.run(["inspect", android])
+        #expect(inspected.exitCode == 0 && inspected.stderr.contains("devices.stateRaw"), "\(inspected.stderr.prefix(300))")
+        #expect(Date().timeIntervalSince(androidStart) < 20, "a hang guard")
     }
 
     @Test("an attachment name is checked on its bytes: a dot followed by a combining mark still starts a hidden file")
