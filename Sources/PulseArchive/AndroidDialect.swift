@@ -23,6 +23,21 @@ public enum AndroidDialect {
         return table
     }
 
+    /// The port's `counts` name SQL tables: its key for the table in snake case
+    /// (`activityDaily` → `activity_daily`, `mealEntries` → `meal_entries`).
+    public static func countName(ofTable key: String) -> String {
+        let androidKey = renamedTables.first { $0.value.key == key }?.key ?? key
+        var name = ""
+        for character in androidKey {
+            if character.isASCII, character.isUppercase {
+                name += "_" + character.lowercased()
+            } else {
+                name.append(character)
+            }
+        }
+        return name
+    }
+
     // MARK: - NAME maps
 
     static let kinds = ["HEART_RATE": "hr", "SPO2": "spo2", "STRESS": "stress", "FATIGUE": "fatigue", "HRV": "hrv",
@@ -103,7 +118,7 @@ public enum AndroidDialect {
     /// - Parameters:
     ///   - dayKey: formats a `coachNotificationRecords.dateKey` from `createdAt` (local day).
     ///   - unknownName: told of a NAME with no mapping (kept verbatim).
-    static func mapRow(_ object: [String: JSONNode], table: ArchiveTable, location: String,
+    static func mapRow(_ object: [ByteKey: JSONNode], table: ArchiveTable, location: String,
                        dayKey: (Int64) -> String, unknownName: (String, String) -> Void) throws -> ArchiveRow {
         var row = ArchiveRow(table: table)
         let renamed = sources[table.key] ?? [:]
@@ -113,7 +128,7 @@ public enum AndroidDialect {
         for (index, field) in table.fields.enumerated() {
             let source = renamed[field.name] ?? field.name
             let where_ = "\(location).\(source)"
-            guard let node = object[source], node != .null else {
+            guard let node = object[ByteKey(source)], node != .null else {
                 if let fallback = fallbacks[field.name] { row[index] = fallback }
                 continue
             }
@@ -134,8 +149,12 @@ public enum AndroidDialect {
                 break
             }
             row[index] = try value(node, field: field, location: where_)
+            // Every NAME and raw is ASCII: another value is unknown without a `String` lookup,
+            // whose hashing and comparison normalise (not linear on a long run of marks).
             if let map = maps[field.name], case .string(let name) = row[index] {
-                if let raw = map[name] {
+                if !name.utf8.allSatisfy({ $0 < 0x80 }) {
+                    unknownName(field.name, name)
+                } else if let raw = map[name] {
                     row[index] = .string(raw)
                 } else if !map.values.contains(name) {
                     unknownName(field.name, name)
@@ -199,9 +218,9 @@ public enum AndroidDialect {
     }
 
     /// The Android fields our rows take, per table: anything else in a row is reported.
-    static func knownFields(_ table: ArchiveTable) -> Set<String> {
+    static func knownFields(_ table: ArchiveTable) -> Set<ByteKey> {
         let renamed = sources[table.key] ?? [:]
-        return Set(table.fields.map { renamed[$0.name] ?? $0.name })
+        return Set(table.fields.map { ByteKey(renamed[$0.name] ?? $0.name) })
     }
 }
 
@@ -218,11 +237,11 @@ public enum ExtensionTable: String, Sendable, CaseIterable {
     /// ISO-8601 strings; a meal `updatedAt` of 0 becomes its `createdAt`.
     /// - Parameter location: the row (`mealEntries[3]`), for messages.
     /// - Throws: `ArchiveError.invalidValue` for a date outside `ArchiveDate.representable`.
-    func fromAndroid(_ object: [String: JSONNode], location: String) throws -> [String: JSONNode] {
+    func fromAndroid(_ object: [ByteKey: JSONNode], location: String) throws -> [ByteKey: JSONNode] {
         var converted = object
-        for (key, value) in object where key.hasSuffix("At") || key == "date" || key == "timestamp" {
+        for (key, value) in object where key.text.utf8.reversed().starts(with: "tA".utf8) || key == "date" || key == "timestamp" {
             if value.integerValue != nil {
-                converted[key] = .string(try ArchiveDate.format(try AndroidDialect.epochMillis(value, location: "\(location).\(key)")))
+                converted[key] = .string(try ArchiveDate.format(try AndroidDialect.epochMillis(value, location: "\(location).\(ShownText.quoted(key.text))")))
             }
         }
         if self == .mealEntries, object["updatedAt"]?.integerValue == 0, let created = converted["createdAt"] {

@@ -26,4 +26,32 @@ public struct ArchiveLimits: Sendable, Equatable {
     }
 
     public static let standard = ArchiveLimits()
+
+    /// The most bytes whose standard base64 fits in one string of `maxStringBytes` (192 MiB by
+    /// default): an attachment, a document file, or a document's own bytes travel as base64, so
+    /// this is how large each can be and still be read back.
+    public var maxBase64PayloadBytes: Int { maxStringBytes / 4 * 3 }
+
+    /// The one size rule for a value that travels as base64: the writer calls it before writing
+    /// (export names the value and writes nothing), the reader meets it as the string limit.
+    /// - Parameter what: names the value (`attachments: "x.jpg"`, `documents: Splits/….json`).
+    public func checkBase64Payload(_ byteCount: Int, _ what: @autoclosure () -> String) throws {
+        guard byteCount <= maxBase64PayloadBytes else {
+            throw ArchiveError(.limitExceeded, "\(what()) holds \(byteCount) bytes; an archive carries at most \(maxBase64PayloadBytes) bytes "
+                + "in one value (its base64 must fit the string limit of \(maxStringBytes) bytes), so it cannot be backed up")
+        }
+    }
+
+    /// The one inflate-ratio rule: past `inflateRatioGrace` bytes of content, more than
+    /// `ratio` content bytes per compressed byte. The reader refuses a file at
+    /// `maxInflateRatio`; our writer stores (does not compress) whatever would take it past
+    /// `writerInflateRatio`, so no archive it writes can be refused by this rule.
+    public func exceedsInflateRatio(content: Int64, compressed: Int64, ratio: Double, grace: Int64) -> Bool {
+        content > grace && Double(content) > ratio * Double(max(1, compressed))
+    }
+
+    /// The ratio our gzip writer keeps its output under, from half the reader's grace on: half
+    /// the reader's limit, so what zlib holds back between two checks cannot carry a file past it.
+    public var writerInflateRatio: Double { maxInflateRatio / 2 }
 }
+

@@ -205,15 +205,18 @@ struct EnvelopeParser {
     var summary: ArchiveSummary
     private(set) var sawFormatVersion = false
     private var scratch: [UInt8] = []
-    private var keysSeen = Set<String>()
-    private var unknownFields: [String: [String: Int]] = [:]
+    /// Keys an archive controls are compared as bytes (`ByteKey`), everywhere.
+    private var keysSeen = Set<ByteKey>()
+    private var unknownFields: [String: [ByteKey: Int]] = [:]
     private var rowsRead = 0
-    private var documentPaths = Set<String>()
+    /// Document paths by their case-folded spelling: the app's file system ignores case, so
+    /// two paths that differ only in case would be one file there.
+    private var documentPaths: [String: String] = [:]
     /// Nil until something in the file tells the dialects apart.
     private var dialect: ArchiveDialect?
     var dayKey: (Int64) -> String = { _ in "" }
     var probeDialect: () throws -> ArchiveDialect = { .ios }
-    private var unknownNames: [String: Int] = [:]
+    private var unknownNames: [ByteKey: Int] = [:]
     var reportRows: ((Int) -> Void)?
     var keepsRowText = false
 
@@ -236,10 +239,16 @@ struct EnvelopeParser {
             repeat {
                 let key = try scanner.readString(scratch: &scratch)
                 try scanner.expect(0x3A, "':'")
-                guard keysSeen.insert(key).inserted else {
+                guard keysSeen.insert(ByteKey(key)).inserted else {
                     throw ArchiveError.notAnArchive("the top-level key \(ShownText.quoted(key)) appears twice")
                 }
-                try readMember(key, into: &visitor)
+                // Every key the format knows is ASCII; any other is unknown without being
+                // looked up in a `String`-keyed table (whose hashing normalises).
+                if key.utf8.allSatisfy({ $0 < 0x80 }) {
+                    try readMember(key, into: &visitor)
+                } else {
+                    try skipUnknownTopLevel(key)
+                }
             } while try scanner.continues(closer: 0x7D)
         }
         try scanner.expectEnd()
@@ -247,13 +256,13 @@ struct EnvelopeParser {
         summary.dialect = dialect ?? .ios
         if summary.dialect == .android {
             // Any list may be absent in the port's files: an absent table has no rows.
-            if !keysSeen.contains("exportedAt") { try problems.report(ArchiveError.notAnArchive("missing required key \"exportedAt\"")) }
+            if !keysSeen.contains(ByteKey("exportedAt")) { try problems.report(ArchiveError.notAnArchive("missing required key \"exportedAt\"")) }
             return
         }
-        for key in Self.requiredKeys where !keysSeen.contains(key) {
+        for key in Self.requiredKeys where !keysSeen.contains(ByteKey(key)) {
             try problems.report(ArchiveError.notAnArchive("missing required key \"\(key)\"", table: key))
         }
-        for table in ArchiveTable.all where table.isRequired && !keysSeen.contains(table.key) {
+        for table in ArchiveTable.all where table.isRequired && !keysSeen.contains(ByteKey(table.key)) {
             try problems.report(ArchiveError.notAnArchive("missing required table \"\(table.key)\"", table: table.key))
         }
     }
@@ -261,16 +270,15 @@ struct EnvelopeParser {
     mutating func finishSummary() {
         summary.jsonBytes = counted.count
         summary.problems = problems.problems
-        if summary.dialect == .android { summary.declaredCounts = [:] }  // the port counts by SQL table name
         for (name, count) in unknownNames.sorted(by: { $0.key < $1.key }) {
-            summary.warnings.append(ArchiveWarning(table: String(name.prefix { $0 != "." }),
+            summary.warnings.append(ArchiveWarning(table: String(name.text.prefix { $0 != "." }),
                                                    message: "\(name) has no app value (kept verbatim) in \(count) row\(count == 1 ? "" : "s")"))
         }
         for (table, fields) in unknownFields.sorted(by: { $0.key < $1.key }) {
             for (field, count) in fields.sorted(by: { $0.key < $1.key }) {
                 summary.warnings.append(ArchiveWarning(
                     table: table,
-                    message: "\(table): unknown field \(ShownText.quoted(field)) in \(count) row\(count == 1 ? "" : "s") (ignored)"))
+                    message: "\(table): unknown field \(ShownText.quoted(field.text)) in \(count) row\(count == 1 ? "" : "s") (ignored)"))
             }
         }
     }
@@ -330,10 +338,14 @@ struct EnvelopeParser {
             if let table = ArchiveTable.named(key) {
                 try problems.recovering { try readTable(table, into: &visitor) }
             } else {
-                summary.warnings.append(ArchiveWarning(table: nil, message: "unknown top-level key \(ShownText.quoted(key)) (ignored)"))
-                try scanner.skipValue(depth: 1)
+                try skipUnknownTopLevel(key)
             }
         }
+    }
+
+    private mutating func skipUnknownTopLevel(_ key: String) throws {
+        summary.warnings.append(ArchiveWarning(table: nil, message: "unknown top-level key \(ShownText.quoted(key)) (ignored)"))
+        try scanner.skipValue(depth: 1)
     }
 
     private mutating func readFormatVersion() throws {
@@ -377,13 +389,16 @@ struct EnvelopeParser {
         try scanner.checkDepth(2)
         if try scanner.consumeIfClosing(0x7D) { return }
         repeat {
-            let name = try scanner.readString(scratch: &scratch)
+            let name = ByteKey(try scanner.readString(scratch: &scratch))
             try scanner.expect(0x3A, "':'")
             try problems.recovering {
                 try requireKind(0x30, "an integer", at: "counts.\(name)", depth: 2)
                 try scanner.readNumberLiteral(into: &scratch)
                 guard let count = ArchiveNumber.integer(scratch) else {
                     throw invalid("counts.\(name)", "\(String(decoding: scratch, as: UTF8.self)) is not a 64-bit integer")
+                }
+                guard summary.declaredCounts[name] == nil else {
+                    throw ArchiveError(.duplicateKey, "counts: the key \"\(name)\" appears twice", table: "counts")
                 }
                 summary.declaredCounts[name] = count
             }
@@ -395,15 +410,16 @@ struct EnvelopeParser {
         try scanner.expect(0x7B, "'{'")
         try scanner.checkDepth(2)
         if try scanner.consumeIfClosing(0x7D) { return }
-        var keys = Set<String>()
+        var keys = Set<ByteKey>()
         repeat {
             let name = try scanner.readString(scratch: &scratch)
             try scanner.expect(0x3A, "':'")
             try problems.recovering {
                 let value = try readStringValue(at: "settings.\(name)", depth: 2)
-                guard keys.insert(name).inserted else {
+                guard keys.insert(ByteKey(name)).inserted else {
                     throw ArchiveError(.duplicateKey, "the settings key \"\(name)\" appears twice", table: "settings")
                 }
+                try SettingsBlob.check(key: name, value: value, limits: scanner.limits)
                 try visitor.visitSetting(key: name, value: value)
                 summary.settingsCount += 1
             }
@@ -417,10 +433,17 @@ struct EnvelopeParser {
         try requireKind(0x7B, "an object", at: location, depth: 2)
         try scanner.expect(0x7B, "'{'")
         try scanner.checkDepth(3)
+        var members = Set<ByteKey>()
         if try !scanner.consumeIfClosing(0x7D) {
             repeat {
                 let key = try scanner.readString(scratch: &scratch)
                 try scanner.expect(0x3A, "':'")
+                // As in a row, a member given twice is refused, not "the last one wins".
+                guard members.insert(ByteKey(key)).inserted else {
+                    try scanner.skipValue(depth: 3)
+                    entryProblems.append(invalid("\(location).\(key)", "the field appears twice in the entry"))
+                    continue
+                }
                 do {
                     try member(&self, key)
                 } catch let error as ArchiveError where error.isRecoverable {
@@ -439,7 +462,7 @@ struct EnvelopeParser {
     }
 
     private mutating func readAttachments<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
-        var names = Set<String>()
+        var names = Set<ByteKey>()
         try readArray(at: "attachments") { parser, index in
             let location = "attachments[\(index)]"
             var name: String?
@@ -455,7 +478,7 @@ struct EnvelopeParser {
                 guard let name else { throw parser.invalid(location, "missing required field \"file\"", table: "attachments") }
                 guard let contents else { throw parser.invalid(location, "missing required field \"base64\"", table: "attachments") }
                 try AttachmentName.validate(name)
-                guard names.insert(name).inserted else {
+                guard names.insert(ByteKey(name)).inserted else {
                     throw ArchiveError(.duplicateKey, "the attachment name \"\(name)\" appears twice", table: "attachments")
                 }
                 try visitor.visitAttachment(name: name, contents: contents)
@@ -491,9 +514,13 @@ struct EnvelopeParser {
                 }
                 guard let pathText else { throw parser.invalid(location, "missing required field \"path\"", table: "documents") }
                 let path = try DocumentPath(pathText)
-                guard parser.documentPaths.insert(path.path).inserted else {
-                    throw ArchiveError(.duplicateKey, "the document path \"\(path.path)\" appears twice", table: "documents")
+                if let earlier = parser.documentPaths[path.caseFolded] {
+                    guard ByteKey(earlier) != ByteKey(path.path) else {
+                        throw ArchiveError(.duplicateKey, "the document path \"\(path.path)\" appears twice", table: "documents")
+                    }
+                    throw ArchiveError(.duplicateKey, path.caseCollision(with: earlier), table: "documents")
                 }
+                parser.documentPaths[path.caseFolded] = path.path
                 if key == "documentFiles" {
                     guard let bytes else { throw parser.invalid(location, "missing required field \"base64\"", table: "documents") }
                     try visitor.visitDocumentFile(path, contents: bytes)
@@ -502,6 +529,11 @@ struct EnvelopeParser {
                         throw parser.invalid("\(location).path", "\(path.path) does not belong in \(key)", table: "documents")
                     }
                     guard let document else { throw parser.invalid(location, "missing required field \"document\"", table: "documents") }
+                    // `base64` carries the file's own bytes when they are not the canonical
+                    // encoding: they must hold the same document, or one of the two is lost.
+                    if let bytes, (try? JSONNode.parse(bytes, limits: parser.scanner.limits)) != document {
+                        throw parser.invalid(location, "the document at \(path.path) and its base64 bytes disagree (the bytes are not that document's JSON)", table: "documents")
+                    }
                     try visitor.visitDocument(path, document: document, originalBytes: bytes)
                 }
                 parser.summary.documentCounts[path.group, default: 0] += 1
@@ -549,9 +581,9 @@ struct EnvelopeParser {
             try parser.problems.recovering {
                 let object = try parser.readRowObject(at: location, table: table.key)
                 for field in object.keys where !known.contains(field) { parser.unknownFields[table.key, default: [:]][field, default: 0] += 1 }
-                var unknownNames: [String] = []
+                var unknownNames: [ByteKey] = []
                 let row = try AndroidDialect.mapRow(object, table: table, location: location, dayKey: parser.dayKey) { field, name in
-                    unknownNames.append("\(table.key).\(field) \(ShownText.quoted(name))")
+                    unknownNames.append(ByteKey("\(table.key).\(field) \(ShownText.quoted(name))"))
                 }
                 for name in unknownNames { parser.unknownNames[name, default: 0] += 1 }
                 for (i, field) in table.fields.enumerated() where field.isExtension && !row[i].isNull {
@@ -581,7 +613,7 @@ struct EnvelopeParser {
     }
 
     /// A row read whole as a JSON object.
-    private mutating func readRowObject(at location: String, table: String) throws -> [String: JSONNode] {
+    private mutating func readRowObject(at location: String, table: String) throws -> [ByteKey: JSONNode] {
         guard let object = try JSONNode.read(scanner, depth: 2, location: location).objectValue else {
             throw invalid(location, "expected a row object", table: table)
         }
@@ -614,7 +646,7 @@ struct EnvelopeParser {
 
     /// Skips a member nobody reads, remembering it for the warnings.
     private mutating func skipUnknown(_ member: String, in section: String) throws {
-        unknownFields[section, default: [:]][member, default: 0] += 1
+        unknownFields[section, default: [:]][ByteKey(member), default: 0] += 1
         try scanner.skipValue(depth: 3)
     }
 

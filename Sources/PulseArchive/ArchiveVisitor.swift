@@ -89,8 +89,9 @@ public struct ArchiveSummary: Sendable, Equatable {
     public var appVersion: String = ""
     /// Milliseconds since 1970.
     public var exportedAt: Int64 = 0
-    /// The file's `counts`, as declared (never trusted).
-    public var declaredCounts: [String: Int64] = [:]
+    /// The file's `counts`, as declared (never trusted), by the file's own names (SQL table
+    /// names in the Android port's files; `declaredCount(of:)` maps them).
+    public var declaredCounts: [ByteKey: Int64] = [:]
     /// Rows actually found, per table key present in the file.
     public var rowsFound: [String: Int] = [:]
     public var settingsCount = 0
@@ -119,14 +120,24 @@ public struct ArchiveSummary: Sendable, Equatable {
         return ["splits": documentCounts["splits"] ?? 0, "workouts": documentCounts["workouts"] ?? 0, "stubs": documentCounts["stubs"] ?? 0]
     }
 
-    /// Tables whose declared count differs from the rows found, with both numbers. None for
-    /// the Android port, whose counts name SQL tables and are ignored.
+    /// The count the file declares for a table key; the Android port names its SQL table.
+    public func declaredCount(of key: String) -> Int64? {
+        declaredCounts[ByteKey(dialect == .android ? AndroidDialect.countName(ofTable: key) : key)]
+    }
+
+    /// Tables whose declared count differs from the rows found, with both numbers. The Android
+    /// port counts only some of its tables (any list may be absent): only those it counts are
+    /// compared, an absent list as zero rows.
     public var countMismatches: [(table: String, declared: Int64?, found: Int)] {
-        guard dialect == .ios else { return [] }
         var result: [(String, Int64?, Int)] = []
         for key in ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue) {
+            let declared = declaredCount(of: key)
+            if dialect == .android {
+                let found = rowsFound[key] ?? 0
+                if let declared, declared != Int64(found) { result.append((key, declared, found)) }
+                continue
+            }
             let found = rowsFound[key]
-            let declared = declaredCounts[key]
             if let found, declared != Int64(found), declared != nil || found > 0 {
                 result.append((key, declared, found))
             }

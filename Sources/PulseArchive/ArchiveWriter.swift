@@ -71,6 +71,9 @@ public enum ArchiveWriter {
             throw ArchiveError(.unsupportedFeature, "cannot write format \(options.formatVersion): this tool writes formats 1 and 2")
         }
         let out = JSONOutput(sink: sink)
+        // What the reader accepts with default options: the writer refuses anything else, so
+        // every archive it writes can be read back (docs/reliability.md).
+        let limits = ArchiveLimits.standard
         let tables = options.tables
         var counts: [String: Int] = [:]
         for table in tables { counts[table.key] = try content.rowCount(of: table) }
@@ -132,6 +135,7 @@ public enum ArchiveWriter {
                 out.byte(0x7B)
                 var first = true
                 try content.forEachSetting { key, value in
+                    try SettingsBlob.check(key: key, value: value, limits: limits)
                     if !first { out.byte(0x2C) }
                     first = false
                     out.key(Array(key.utf8)); out.string(value)
@@ -142,6 +146,7 @@ public enum ArchiveWriter {
                 out.byte(0x5B)
                 var first = true
                 try content.forEachAttachment { name, contents in
+                    try limits.checkBase64Payload(contents.count, "attachments: \(name.debugDescription)")
                     if !first { out.byte(0x2C) }
                     first = false
                     out.byte(0x7B)
@@ -155,6 +160,7 @@ public enum ArchiveWriter {
                 out.byte(0x5B)
                 var first = true
                 try content.forEachDocument(stubs: stubs) { path, document, original in
+                    if let original { try limits.checkBase64Payload(original.count, "documents: \(path.path)") }
                     if !first { out.byte(0x2C) }
                     first = false
                     out.byte(0x7B)
@@ -184,6 +190,7 @@ public enum ArchiveWriter {
                 out.byte(0x5B)
                 var first = true
                 try content.forEachDocumentFile { path, contents in
+                    try limits.checkBase64Payload(contents.count, "documents: \(path.path)")
                     if !first { out.byte(0x2C) }
                     first = false
                     out.byte(0x7B)

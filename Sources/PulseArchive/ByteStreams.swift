@@ -57,7 +57,7 @@ final class CountingSource: ByteSource {
                 "the archive's content passes the maximum uncompressed size of \(limits.maxUncompressedBytes) bytes; raise it with --max-size if the archive is genuine"
             )
         }
-        if let compressed, count > limits.inflateRatioGrace, Double(count) > limits.maxInflateRatio * Double(max(1, compressed())) {
+        if let compressed, limits.exceedsInflateRatio(content: count, compressed: compressed(), ratio: limits.maxInflateRatio, grace: limits.inflateRatioGrace) {
             throw ArchiveError(
                 .limitExceeded,
                 "the archive inflates more than \(Int(limits.maxInflateRatio)) times its compressed size, like a decompression bomb; raise the limit with --max-inflate-ratio if it is genuine"

@@ -52,6 +52,15 @@ public struct DocumentPath: Sendable, Hashable, CustomStringConvertible {
         self.id = id
     }
 
+    /// The path as the app's case-insensitive file system sees it: two paths with one folded
+    /// form are one file there (paths are ASCII, so folding is exact and linear).
+    public var caseFolded: String { path.lowercased() }
+
+    /// The refusal of two paths that differ only in letter case.
+    public func caseCollision(with other: String) -> String {
+        "the document paths \"\(other)\" and \"\(path)\" differ only in letter case: the app's file system holds them as one file"
+    }
+
     private static func isDigits(_ s: String, _ count: Int) -> Bool {
         s.utf8.count == count && s.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }

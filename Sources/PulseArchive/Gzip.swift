@@ -164,10 +164,24 @@ public final class GzipWriter: ByteSink {
     private var streamCRC: uLong = crc32(0, nil, 0)
     /// Uncompressed bytes accepted so far.
     public private(set) var uncompressedBytes: Int64 = 0
+    private let level: Int32
+    /// The limits whose inflate-ratio rule the output keeps to; nil for none (tests that build
+    /// a decompression bomb).
+    private let keepsTo: ArchiveLimits?
+    /// True while input is stored rather than compressed, to bring the ratio down.
+    private var storing = false
+    /// Input is handed to zlib in slices this large, the ratio checked after each.
+    private static let slice = 64 * 1024
 
-    /// - Parameter level: zlib's compression level, 6 by default (what `gzip` uses).
-    public init(output: ByteSink, level: Int32 = 6, bufferSize: Int = 256 * 1024) throws {
+    /// - Parameters:
+    ///   - level: zlib's compression level, 6 by default (what `gzip` uses).
+    ///   - keepsTo: content that would inflate past `writerInflateRatio` of these limits is
+    ///     stored instead of compressed, so the reader's inflate-ratio guard never refuses a
+    ///     file this writer made, whatever the content (an 8 MiB attachment of zeros).
+    public init(output: ByteSink, level: Int32 = 6, bufferSize: Int = 256 * 1024, keepsTo: ArchiveLimits? = .standard) throws {
         self.output = output
+        self.level = level
+        self.keepsTo = keepsTo
         self.buffer = .allocate(byteCount: bufferSize, alignment: 16)
         let status = deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
                                    ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
@@ -193,12 +207,43 @@ public final class GzipWriter: ByteSink {
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        uncompressedBytes += Int64(bytes.count)
-        stream.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
-        stream.avail_in = uInt(bytes.count)
-        while stream.avail_in > 0 {
-            try deflateStep(flush: Z_NO_FLUSH)
+        var offset = 0
+        while offset < bytes.count {
+            let n = min(Self.slice, bytes.count - offset)
+            uncompressedBytes += Int64(n)
+            stream.next_in = UnsafeMutablePointer(mutating: (base + offset).assumingMemoryBound(to: Bytef.self))
+            stream.avail_in = uInt(n)
+            while stream.avail_in > 0 {
+                try deflateStep(flush: Z_NO_FLUSH)
+            }
+            offset += n
+            try keepRatio()
         }
+    }
+
+    /// Stores input while the content per compressed byte is past the writer's ratio, and
+    /// compresses again once it is below half of it.
+    private func keepRatio() throws {
+        guard let limits = keepsTo else { return }
+        let ratio = limits.writerInflateRatio, grace = limits.inflateRatioGrace / 2
+        let compressed = Int64(produced)
+        if !storing, limits.exceedsInflateRatio(content: uncompressedBytes, compressed: compressed, ratio: ratio, grace: grace) {
+            try switchLevel(to: 0)
+            storing = true
+        } else if storing, !limits.exceedsInflateRatio(content: uncompressedBytes, compressed: compressed, ratio: ratio / 2, grace: grace) {
+            try switchLevel(to: level)
+            storing = false
+        }
+    }
+
+    /// Changes the compression level after compressing (and writing out) all zlib holds.
+    private func switchLevel(to newLevel: Int32) throws {
+        repeat { try deflateStep(flush: Z_BLOCK) } while stream.avail_out == 0
+        stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.avail_out = uInt(buffer.count)
+        let status = deflateParams(&stream, newLevel, Z_DEFAULT_STRATEGY)
+        try emit()
+        guard status == Z_OK else { throw ArchiveError(.io, "gzip compression failed (zlib status \(status) changing the level)") }
     }
 
     public func finish() throws {
@@ -223,6 +268,12 @@ public final class GzipWriter: ByteSink {
         guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
             throw ArchiveError(.io, "gzip compression failed (zlib status \(status))")
         }
+        try emit()
+        return status
+    }
+
+    /// Writes out what zlib put in the buffer.
+    private func emit() throws {
         let count = buffer.count - Int(stream.avail_out)
         if count > 0 {
             let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count])
@@ -234,6 +285,5 @@ public final class GzipWriter: ByteSink {
             produced += count
             try output.write(bytes)
         }
-        return status
     }
 }

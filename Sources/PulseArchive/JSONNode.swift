@@ -1,9 +1,12 @@
 /// A JSON value held whole: a workout document inside an archive, or read from a file.
 ///
 /// Numbers keep their literal text, so a document passes through without any value being
-/// re-rounded; objects refuse duplicate keys.
+/// re-rounded; objects refuse duplicate keys. Keys are `ByteKey`s: two keys differ when their
+/// bytes do, so NFC and NFD spellings of one name are two members, as in SQLite and the writer.
+/// Strings compare by their bytes too (`==` below), so a document that changed only its
+/// normalisation is a changed document.
 public indirect enum JSONNode: Sendable, Equatable, Hashable {
-    case object([String: JSONNode])
+    case object([ByteKey: JSONNode])
     case array([JSONNode])
     case string(String)
     /// The number's literal text, verbatim (`62.5`, `60`, `1e-07`).
@@ -11,8 +14,30 @@ public indirect enum JSONNode: Sendable, Equatable, Hashable {
     case bool(Bool)
     case null
 
+    public static func == (a: JSONNode, b: JSONNode) -> Bool {
+        switch (a, b) {
+        case (.object(let x), .object(let y)): return x == y
+        case (.array(let x), .array(let y)): return x == y
+        case (.string(let x), .string(let y)), (.number(let x), .number(let y)): return ByteKey(x) == ByteKey(y)
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.null, .null): return true
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .object(let members): hasher.combine(0); hasher.combine(members)
+        case .array(let elements): hasher.combine(1); hasher.combine(elements)
+        case .string(let text): hasher.combine(2); hasher.combine(ByteKey(text))
+        case .number(let literal): hasher.combine(3); hasher.combine(ByteKey(literal))
+        case .bool(let value): hasher.combine(4); hasher.combine(value)
+        case .null: hasher.combine(5)
+        }
+    }
+
     public subscript(key: String) -> JSONNode? {
-        if case .object(let members) = self { return members[key] }
+        if case .object(let members) = self { return members[ByteKey(key)] }
         return nil
     }
 
@@ -21,7 +46,7 @@ public indirect enum JSONNode: Sendable, Equatable, Hashable {
         return nil
     }
 
-    public var objectValue: [String: JSONNode]? {
+    public var objectValue: [ByteKey: JSONNode]? {
         if case .object(let members) = self { return members }
         return nil
     }
@@ -54,13 +79,13 @@ public indirect enum JSONNode: Sendable, Equatable, Hashable {
         case 0x7B:
             scanner.advance()
             try scanner.checkDepth(depth + 1)
-            var members: [String: JSONNode] = [:]
+            var members: [ByteKey: JSONNode] = [:]
             if try !scanner.consumeIfClosing(0x7D) {
                 repeat {
-                    let key = try scanner.readString(scratch: &scratch)
+                    let key = ByteKey(try scanner.readString(scratch: &scratch))
                     try scanner.expect(0x3A, "':'")
                     guard members[key] == nil else {
-                        throw ArchiveError(.invalidValue, "\(location()): the key \(key.debugDescription) appears twice in one object")
+                        throw ArchiveError(.invalidValue, "\(location()): the key \(key.text.debugDescription) appears twice in one object")
                     }
                     members[key] = try read(scanner, depth: depth + 1, location: location())
                 } while try scanner.continues(closer: 0x7D)
@@ -100,9 +125,9 @@ public indirect enum JSONNode: Sendable, Equatable, Hashable {
         switch self {
         case .object(let members):
             out.append(0x7B)
-            for (i, key) in members.keys.sorted(by: utf8Precedes).enumerated() {
+            for (i, key) in members.keys.sorted().enumerated() {
                 if i > 0 { out.append(0x2C) }
-                JSONText.appendString(key, to: &out)
+                JSONText.appendString(key.text, to: &out)
                 out.append(0x3A)
                 members[key]!.appendCompact(to: &out)
             }

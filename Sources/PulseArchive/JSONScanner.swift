@@ -334,7 +334,7 @@ final class JSONScanner {
                     continue
                 }
             case 0x22:
-                try readStringBytes(into: &scratch)
+                try readValidStringBytes(into: &scratch)
             case 0x2D, 0x30...0x39:
                 try readNumberLiteral(into: &scratch)
             default:
@@ -353,8 +353,17 @@ final class JSONScanner {
     }
 
     private func readMemberName(scratch: inout [UInt8]) throws {
-        try readStringBytes(into: &scratch)
+        try readValidStringBytes(into: &scratch)
         try expect(0x3A, "':'")
+    }
+
+    /// A string of a skipped value, held to the same UTF-8 rule as any read one: a value is
+    /// not exempt from the format because nobody reads it.
+    private func readValidStringBytes(into scratch: inout [UInt8]) throws {
+        try readStringBytes(into: &scratch)
+        guard scratch.withUnsafeBufferPointer({ Self.text($0) }) != nil else {
+            throw syntaxError("a string in an ignored value is not valid UTF-8")
+        }
     }
 
     func checkDepth(_ depth: Int) throws {

@@ -51,7 +51,7 @@ enum ArchiveReport {
             ("appVersion", .string(summary.appVersion)),
             ("exportedAt", .string((try? ArchiveDate.format(summary.exportedAt)) ?? "")),
             ("tables", .counts(summary.rowsFound.merging(summary.documentTables) { a, _ in a })),
-            ("declaredCounts", .object(summary.declaredCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("declaredCounts", .object(summary.declaredCounts.sorted { $0.key < $1.key }.map { ($0.key.text, .int($0.value)) })),
             ("bytes", .object([("compressed", .int(summary.fileBytes)), ("uncompressed", .int(summary.jsonBytes))])),
             ("settings", .int(summary.settingsCount)),
             ("attachments", .int(summary.attachmentsCount)),
@@ -70,12 +70,12 @@ enum ArchiveReport {
         text += "  attachments   \(summary.attachmentsCount) file\(summary.attachmentsCount == 1 ? "" : "s")\n\n"
         let rows = ArchiveTable.all.compactMap { table -> [String]? in
             guard let found = summary.rowsFound[table.key] else { return nil }
-            let declared = summary.declaredCounts[table.key].map { ProgressLine.grouped(Int($0)) } ?? "-"
+            let declared = summary.declaredCount(of: table.key).map { ProgressLine.grouped(Int($0)) } ?? "-"
             return [table.key, ProgressLine.grouped(found), declared]
         }
         let extensions = ExtensionTable.allCases.compactMap { table -> [String]? in
             guard let found = summary.rowsFound[table.rawValue] else { return nil }
-            return [table.rawValue, ProgressLine.grouped(found), summary.declaredCounts[table.rawValue].map { ProgressLine.grouped(Int($0)) } ?? "-"]
+            return [table.rawValue, ProgressLine.grouped(found), summary.declaredCount(of: table.rawValue).map { ProgressLine.grouped(Int($0)) } ?? "-"]
         }
         let documents = summary.documentTables.sorted { $0.key < $1.key }.map { [$0.key, ProgressLine.grouped($0.value), "-"] }
         text += Formatting.columns(["table", "rows", "declared"], rows + extensions + documents, numeric: [1, 2])

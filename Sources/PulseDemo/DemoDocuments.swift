@@ -28,7 +28,7 @@ struct DemoDocuments {
             let id = ulids.next(at: created + Int64(order) * 1000, using: &random).description
             splitIDs.append(id)
             let exercises: [JSONNode] = split.exercises.enumerated().map { index, exercise in
-                var fields: [String: JSONNode] = [
+                var fields: [ByteKey: JSONNode] = [
                     "id": .string(ulids.next(at: created + Int64(order) * 1000, using: &random).description),
                     "name": .string(exercise.0), "order": int(index), "sets": int(exercise.1), "reps": int(exercise.2),
                     "weight": number(exercise.3), "loadType": int(exercise.4.rawValue),
@@ -109,7 +109,7 @@ struct DemoDocuments {
             ]))
         }
         let end = cursor + 60_000
-        var fields: [String: JSONNode] = [
+        var fields: [ByteKey: JSONNode] = [
             "schemaVersion": int(DocumentSchema.currentWorkoutVersion), "id": .string(id), "splitID": .string(splitID),
             "splitName": .string(Self.splits[split].name), "start": date(start), "end": date(end),
             "status": .string(WorkoutStatus.completed.rawValue), "createdAt": date(start), "updatedAt": date(end),
@@ -123,7 +123,7 @@ struct DemoDocuments {
         ]
         if random.chance(0.2) {
             // The user removed an exercise from this workout on the phone.
-            fields["deletedLogIDs"] = .object([ulids.next(at: start, using: &random).description: date(start + 600_000)])
+            fields["deletedLogIDs"] = .object([ByteKey(ulids.next(at: start, using: &random).description): date(start + 600_000)])
         }
         let month = calendar.dateComponents([.year, .month], from: Date(timeIntervalSince1970: Double(start) / 1000))
         let path = String(format: "Workouts/%04d/%02d/%@.json", month.year!, month.month!, id)

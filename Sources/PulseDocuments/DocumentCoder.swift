@@ -21,10 +21,10 @@ public enum DocumentCoder {
         case .object(let members):
             out.append(contentsOf: Array("{\n".utf8))
             if members.isEmpty { out.append(0x0A) }
-            for (i, key) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+            for (i, key) in members.keys.sorted().enumerated() {
                 if i > 0 { out.append(contentsOf: Array(",\n".utf8)) }
                 indent(level + 1, &out)
-                out.append(contentsOf: Array(JSONText.quoted(key).utf8))
+                out.append(contentsOf: Array(JSONText.quoted(key.text).utf8))
                 out.append(contentsOf: Array(" : ".utf8))
                 write(members[key]!, level: level + 1, to: &out)
             }

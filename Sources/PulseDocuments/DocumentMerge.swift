@@ -54,7 +54,8 @@ public struct DocumentMerger: Sendable {
     /// The per-log merge of two version-5 workouts (the app's `WorkoutMergePlanner`).
     public func mergeWorkouts(_ a: JSONNode, _ b: JSONNode) -> JSONNode {
         // 1. Per-log tombstones: the union, the later date for an id on both sides, pruned.
-        var deleted: [String: JSONNode] = [:]
+        // Ids are keys the archive controls: equal when their bytes are (`ByteKey`).
+        var deleted: [ByteKey: JSONNode] = [:]
         for side in [a, b] {
             for (id, date) in side["deletedLogIDs"]?.objectValue ?? [:] {
                 if let existing = deleted[id], !Self.later(date, existing, time: { $0.stringValue.flatMap(ArchiveDate.parse) }) { continue }
@@ -66,10 +67,10 @@ public struct DocumentMerger: Sendable {
             return now - millis <= Self.tombstoneGrace
         }
         // 2–3. Logs: the union by id, less the deleted; on both sides the later log wins.
-        var logs: [String: JSONNode] = [:]
+        var logs: [ByteKey: JSONNode] = [:]
         for side in [a, b] {
             for log in side["logs"]?.arrayValue ?? [] {
-                guard let id = log["id"]?.stringValue, deleted[id] == nil else { continue }
+                guard let id = log["id"]?.stringValue.map({ ByteKey($0) }), deleted[id] == nil else { continue }
                 if let existing = logs[id], laterWins(existing, log) { continue }
                 logs[id] = log
             }
@@ -78,7 +79,7 @@ public struct DocumentMerger: Sendable {
         let ordered = logs.values.sorted { x, y in
             let ox = Self.order(x), oy = Self.order(y)
             if ox != oy { return ox < oy }
-            return (x["id"]?.stringValue ?? "") < (y["id"]?.stringValue ?? "")
+            return ByteKey(x["id"]?.stringValue ?? "") < ByteKey(y["id"]?.stringValue ?? "")
         }
         // 5. Workout-level fields from the later document; status derived from the logs.
         guard case .object(var merged) = laterWins(a, b) ? a : b else { return a }

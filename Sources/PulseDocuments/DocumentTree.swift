@@ -38,6 +38,25 @@ public struct DocumentTree: Sendable {
         try Self.readFile(absolutePath(path.path))
     }
 
+    /// The file's size in bytes, without following a link.
+    public func size(_ path: DocumentPath) throws -> Int64 {
+        var info = stat()
+        guard lstat(absolutePath(path.path), &info) == 0 else {
+            throw ArchiveError(.io, "cannot read \(absolutePath(path.path)): \(errnoText())")
+        }
+        return Int64(info.st_size)
+    }
+
+    /// Two document paths that differ only in letter case, if the tree holds such a pair: one
+    /// file on the app's case-insensitive file system, and an archive the reader refuses.
+    public func caseCollision() -> (String, DocumentPath)? {
+        var seen: [String: String] = [:]
+        for path in documents {
+            if let earlier = seen.updateValue(path.path, forKey: path.caseFolded) { return (earlier, path) }
+        }
+        return nil
+    }
+
     public func classify(_ path: DocumentPath) throws -> ClassifiedDocument {
         DocumentClassifier.classify(path, bytes: try read(path))
     }

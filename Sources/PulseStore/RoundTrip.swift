@@ -111,7 +111,7 @@ final class RollingRoundTrip {
         } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
             return false
         }
-        expected.settings[key] = value
+        expected.settings[ByteKey(key)] = ByteKey(value)
         return true
     }
 
@@ -122,14 +122,14 @@ final class RollingRoundTrip {
         } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
             return false
         }
-        expected.attachments[name] = SHA1.hash(contents)
+        expected.attachments[ByteKey(name)] = SHA1.hash(contents)
         return true
     }
 
     /// Writes a document file into the temporary store's tree, as an import stages it.
     func addDocument(_ path: DocumentPath, bytes: [UInt8]) throws {
         try StoreDocuments.writeFile(bytes, at: path.path, under: tree)
-        expected.documents[path.path] = SHA1.hash(bytes)
+        expected.documents[ByteKey(path.path)] = SHA1.hash(bytes)
     }
 
     /// The last step: settings, attachments and documents; with `--store`, what is left to count.
@@ -244,12 +244,13 @@ struct RoundTripContent: ArchiveContent {
 /// Reads a step of the long way back and compares it with what the archive gave: extension
 /// rows in order, settings and attachments by key, documents by path.
 struct RoundTripComparer: ArchiveVisitor {
-    /// What a step must bring back. Attachments and documents by their SHA-1.
+    /// What a step must bring back. Attachments and documents by their SHA-1; keys and
+    /// settings values compared as bytes (`ByteKey`).
     struct Expected {
         var extensionRows: [JSONNode] = []
-        var settings: [String: String] = [:]
-        var attachments: [String: [UInt8]] = [:]
-        var documents: [String: [UInt8]] = [:]
+        var settings: [ByteKey: ByteKey] = [:]
+        var attachments: [ByteKey: [UInt8]] = [:]
+        var documents: [ByteKey: [UInt8]] = [:]
     }
 
     let expected: Expected
@@ -278,13 +279,15 @@ struct RoundTripComparer: ArchiveVisitor {
 
     /// A value that comes back changed counts once, as does one that does not come back.
     mutating func visitSetting(key: String, value: String) throws {
-        if expected.settings[key] != nil { settingsSeen += 1 }
-        if expected.settings[key] != value { differences["settings", default: 0] += 1 }
+        let expectedValue = expected.settings[ByteKey(key)]
+        if expectedValue != nil { settingsSeen += 1 }
+        if expectedValue != ByteKey(value) { differences["settings", default: 0] += 1 }
     }
 
     mutating func visitAttachment(name: String, contents: [UInt8]) throws {
-        if expected.attachments[name] != nil { attachmentsSeen += 1 }
-        if expected.attachments[name] != SHA1.hash(contents) { differences["attachments", default: 0] += 1 }
+        let expectedHash = expected.attachments[ByteKey(name)]
+        if expectedHash != nil { attachmentsSeen += 1 }
+        if expectedHash != SHA1.hash(contents) { differences["attachments", default: 0] += 1 }
     }
 
     mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
@@ -296,8 +299,9 @@ struct RoundTripComparer: ArchiveVisitor {
     }
 
     private mutating func compareDocument(_ path: DocumentPath, _ bytes: [UInt8]) {
-        if expected.documents[path.path] != nil { documentsSeen += 1 }
-        if expected.documents[path.path] != SHA1.hash(bytes) { differences["documents", default: 0] += 1 }
+        let expectedHash = expected.documents[ByteKey(path.path)]
+        if expectedHash != nil { documentsSeen += 1 }
+        if expectedHash != SHA1.hash(bytes) { differences["documents", default: 0] += 1 }
     }
 
     /// Counts what did not come back at all.

@@ -46,8 +46,11 @@ enum StoreDocuments {
 
     // MARK: - Staging
 
-    /// Writes a staged document file, creating private folders on the way.
+    /// Writes a staged document file, creating private folders on the way. A file larger than
+    /// an archive can carry is refused here, where every document enters a store (import,
+    /// merge, verify's round trip), so none enters that export would then refuse.
     static func writeFile(_ bytes: [UInt8], at relative: String, under root: String) throws {
+        try ArchiveLimits.standard.checkBase64Payload(bytes.count, "documents: \(relative)")
         let absolute = root + "/" + relative
         try PrivateFiles.createDirectory(String(absolute[..<absolute.lastIndex(of: "/")!]))
         let file = try SystemFile.createExclusive(absolute)
@@ -61,6 +64,23 @@ enum StoreDocuments {
     static func requireSafe(_ tree: DocumentTree) throws {
         if let first = tree.unsafe.first {
             throw StoreError(.refused, "the store's document tree holds a symbolic link or special file at \(tree.root)/\(first); pulse-archive never follows links: remove it and try again")
+        }
+    }
+
+    /// Refuses a store tree with two documents whose paths differ only in letter case: a merge
+    /// would keep both and an export would write an archive that no import accepts.
+    static func requireNoCaseCollision(_ tree: DocumentTree) throws {
+        if let (earlier, later) = tree.caseCollision() {
+            throw StoreError(.refused, "the store's document tree holds \(tree.root)/\(earlier) and \(tree.root)/\(later), whose paths differ only in letter case: "
+                + "the app's file system holds them as one file; keep one of them and try again")
+        }
+    }
+
+    /// Refuses, before anything is written, a document file an archive cannot carry.
+    static func requireExportable(_ tree: DocumentTree) throws {
+        try requireNoCaseCollision(tree)
+        for path in tree.documents {
+            try ArchiveLimits.standard.checkBase64Payload(Int(clamping: try tree.size(path)), "documents: \(tree.root)/\(path.path)")
         }
     }
 
@@ -196,9 +216,11 @@ extension PulseStore {
     /// temporary file beside it, renamed into place). An existing file is replaced.
     public static func writeDocument(_ node: JSONNode, at path: DocumentPath, storeDirectory: String) throws {
         let target = storeDirectory + "/" + path.path
+        let bytes = DocumentCoder.encode(node)
+        try ArchiveLimits.standard.checkBase64Payload(bytes.count, "documents: \(path.path)")
         try PrivateFiles.createDirectory(String(target[..<target.lastIndex(of: "/")!]))
         let file = try AtomicFile(targetPath: target, replacesExisting: true)
-        try DocumentCoder.encode(node).withUnsafeBytes { try file.file.write($0) }
+        try bytes.withUnsafeBytes { try file.file.write($0) }
         try file.commit()
     }
 }

@@ -50,11 +50,13 @@ extension PulseStore {
 
     /// Writes an archive of this store; the caller holds the lock.
     func export(to path: String, options: ExportOptions) throws -> ExportResult {
+        let tree = try DocumentTree(scanning: directory)
+        try StoreDocuments.requireExportable(tree)
         let target = try AtomicFile(targetPath: path)
         let fileSink = FileSink(target.file)
         // JSON is produced on this thread while the second core compresses.
         let counter = ByteCounter(next: options.compressed ? BackgroundSink(next: try GzipWriter(output: fileSink)) : fileSink)
-        let documents = StoreDocuments.Content(tree: try DocumentTree(scanning: directory))
+        let documents = StoreDocuments.Content(tree: tree)
         // One read transaction: the archive is a snapshot even if the store changes meanwhile.
         let tables = try database.transaction(immediate: false) {
             try ArchiveWriter.write(

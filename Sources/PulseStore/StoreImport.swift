@@ -154,6 +154,7 @@ extension PulseStore {
             case .replace:
                 try StoreDocuments.buildReplacement(archive: staging.archiveTree, existing: existing, into: staging.newTree)
             case .merge:
+                try StoreDocuments.requireNoCaseCollision(existing)
                 try StoreDocuments.buildMerge(archive: try DocumentTree(scanning: staging.archiveTree), existing: existing,
                                               into: staging.newTree, now: now)
             }

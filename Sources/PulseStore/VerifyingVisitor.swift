@@ -5,8 +5,8 @@ import Readiness
 
 /// What `verify` does with an archive's content on its second thread, while the first
 /// decompresses and parses: the round trip, batch by batch; the unique keys and the references
-/// sorted in bounded runs for the checks that need a whole table; the readiness days; the
-/// settings blobs. Nothing grows with the archive but files in the scratch directory.
+/// sorted in bounded runs for the checks that need a whole table; the readiness days (the
+/// reader itself checks the settings blobs, `SettingsBlob`). Nothing grows with the archive but files in the scratch directory.
 struct VerifyingVisitor: ArchiveVisitor {
     /// Child rows that name a row of another table (warnings when it is missing: the app keeps
     /// orphans).
@@ -94,9 +94,6 @@ struct VerifyingVisitor: ArchiveVisitor {
     }
 
     mutating func visitSetting(key: String, value: String) throws {
-        if (try? JSONNode.parse(Array(value.utf8))) == nil {
-            problems.append(VerifyProblem(severity: .error, table: "settings", message: "settings.\(key): the stored blob is not valid JSON"))
-        }
         if try !roundTrip.addSetting(key, value) {
             problems.append(VerifyProblem(severity: .error, table: "settings", message: "settings: the key \(key.debugDescription) appears more than once"))
         }

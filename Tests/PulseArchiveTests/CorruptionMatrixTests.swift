@@ -107,7 +107,7 @@ struct LimitsTests {
     func bombs() throws {
         let dir = TemporaryDirectory()
         let padding = [UInt8](repeating: 0x61, count: 24 << 20)
-        try gzipped(Array(#"{"formatVersion":2,"x":""#.utf8) + padding + Array(#""}"#.utf8), to: dir.file("bomb.json.gz"))
+        try gzipped(Array(#"{"formatVersion":2,"x":""#.utf8) + padding + Array(#""}"#.utf8), to: dir.file("bomb.json.gz"), keepsTo: nil)
         let inspect = try CLI.run(["inspect", dir.file("bomb.json.gz")])
         #expect(inspect.exitCode == 1 && inspect.stderr.contains("like a decompression bomb") && inspect.stderr.contains("--max-inflate-ratio"))
         let sized = try CLI.run(["inspect", dir.file("bomb.json.gz"), "--max-inflate-ratio", "1000000", "--max-size", "1000000"])

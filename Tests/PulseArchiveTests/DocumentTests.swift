@@ -52,7 +52,7 @@ enum DocumentFixtures {
     /// A document node with some fields replaced.
     static func with(_ node: JSONNode, _ changes: [String: JSONNode]) -> JSONNode {
         guard case .object(var members) = node else { return node }
-        for (key, value) in changes { members[key] = value }
+        for (key, value) in changes { members[ByteKey(key)] = value }
         return .object(members)
     }
 }
@@ -180,7 +180,7 @@ struct AnyEncodableNode: Encodable {
         switch node {
         case .object(let members):
             var container = encoder.container(keyedBy: Key.self)
-            for (key, value) in members { try container.encode(AnyEncodableNode(value), forKey: Key(stringValue: key)) }
+            for (key, value) in members { try container.encode(AnyEncodableNode(value), forKey: Key(stringValue: key.text)) }
         case .array(let elements):
             var container = encoder.unkeyedContainer()
             for element in elements { try container.encode(AnyEncodableNode(element)) }

@@ -18,7 +18,7 @@ struct RoundTripTests {
         #expect(summary.warnings.isEmpty)
         for table in ArchiveTable.all {
             #expect(visitor.rows[table.key] == content.rows[table.key], "table \(table.key)")
-            #expect(summary.declaredCounts[table.key] == 2)
+            #expect(summary.declaredCount(of: table.key) == 2)
         }
         #expect(visitor.settings == Dictionary(uniqueKeysWithValues: content.settings))
         #expect(visitor.attachments == Dictionary(uniqueKeysWithValues: content.attachments))

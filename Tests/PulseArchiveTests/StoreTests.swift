@@ -102,11 +102,11 @@ struct StoreTests {
         changed[ArchiveTable.measurements.fieldIndex("value")!] = .double(99)
         var old = InMemoryContent()
         old.rows["measurements"] = [shared]
-        old.settings = [("k1", "old")]
+        old.settings = [("k1", #""old""#)]
         old.attachments = [("a.jpg", [1])]
         var new = InMemoryContent()
         new.rows["measurements"] = [changed, RowFactory.minimal(.measurements, index: 2)]
-        new.settings = [("k1", "new"), ("k2", "added")]
+        new.settings = [("k1", #""new""#), ("k2", #""added""#)]
         new.attachments = [("a.jpg", [9]), ("b.jpg", [2])]
         try writeArchive(old, to: dir.file("old.json.gz"))
         try writeArchive(new, to: dir.file("new.json.gz"))
@@ -118,7 +118,7 @@ struct StoreTests {
         #expect(result.safetyBackupPath == nil)
         let after = try StoreSnapshot(store: store)
         #expect(after.rows["measurements"] == [shared, RowFactory.minimal(.measurements, index: 2)])
-        #expect(after.settings == ["k1": "old", "k2": "added"])
+        #expect(after.settings == ["k1": #""old""#, "k2": #""added""#])
         #expect(after.attachments == ["a.jpg": [1], "b.jpg": [2]])
         // A second merge of the same file changes nothing.
         #expect(try StoreFixtures.importArchive(dir.file("new.json.gz"), into: store, mode: .merge).inserted.values.reduce(0, +) == 0)

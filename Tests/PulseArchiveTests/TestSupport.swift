@@ -166,7 +166,7 @@ enum RowFactory {
         for table in ArchiveTable.all {
             content.rows[table.key] = [full(table, index: 1), minimal(table, index: 2)]
         }
-        content.settings = [("pulseloop.metricprefs.v1", #"{"a":1, "b" : [true]}"#), (ArchiveFormat.readinessPrefsKey, "not json at all")]
+        content.settings = [("pulseloop.metricprefs.v1", #"{"a":1, "b" : [true]}"#), (ArchiveFormat.readinessPrefsKey, " [1 ,2.50e1] ")]
         content.attachments = [("3F2504E0-4F89-11D3-9A0C-0305E82C3301.jpg", [0xFF, 0xD8, 0x00, 0x7F, 0xFF]), ("empty.bin", [])]
         return content
     }
@@ -181,10 +181,10 @@ func writeArchive(_ content: InMemoryContent, to path: String, compressed: Bool 
     try file.close()
 }
 
-/// Gzips bytes with the real writer.
-func gzipped(_ bytes: [UInt8], to path: String) throws {
+/// Gzips bytes with the real writer; `keepsTo: nil` lets it write a decompression bomb.
+func gzipped(_ bytes: [UInt8], to path: String, keepsTo: ArchiveLimits? = .standard) throws {
     let file = try SystemFile.createExclusive(path)
-    let writer = try GzipWriter(output: FileSink(file))
+    let writer = try GzipWriter(output: FileSink(file), keepsTo: keepsTo)
     try bytes.withUnsafeBytes { try writer.write($0) }
     try writer.finish()
     try file.close()
