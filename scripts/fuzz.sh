@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (archive reader, document decoder, ULID parser) with
+# Builds the libFuzzer targets (archive reader, document decoder, ULID parser, readiness maths) with
 # AddressSanitizer and runs each, seeded from Archives/.
 #
 #   scripts/fuzz.sh                  # each target for 60 s
@@ -31,6 +31,7 @@ build() {
 build archive-reader Sources/PulseArchive/*.swift Tests/Fuzz/ArchiveReaderFuzz.swift
 build document-decoder Sources/PulseArchive/*.swift Sources/PulseDocuments/*.swift Tests/Fuzz/DocumentDecoderFuzz.swift
 build ulid-parser Sources/PulseArchive/*.swift Tests/Fuzz/ULIDFuzz.swift
+build readiness Sources/PulseArchive/*.swift Sources/Readiness/*.swift Tests/Fuzz/ReadinessFuzz.swift
 
 run() {
     local name=$1 seeds=$2 length=$3
@@ -49,4 +50,5 @@ status=0
 run archive-reader Archives/fuzz-seeds/archives 16384 || status=1
 run document-decoder Archives/fuzz-seeds/documents 8192 || status=1
 run ulid-parser Archives/fuzz-seeds/ulid 64 || status=1
+run readiness Archives/fuzz-seeds/readiness 4096 || status=1
 exit $status

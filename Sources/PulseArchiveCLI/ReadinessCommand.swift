@@ -100,6 +100,12 @@ struct ReadinessCommand: Subcommand {
         ])
     }
 
+    /// The stored availablePoints as a percentage. It is whatever the archive held: a huge
+    /// one is written in full, one that is not a number shows as "-".
+    static func coverage(_ availablePoints: Double) -> String {
+        availablePoints.isFinite ? Saturating.integerText(availablePoints) + "%" : "-"
+    }
+
     static func table(_ history: [ReadinessDay], store: String, zone: TimeZone) -> String {
         let reasons = [
             "noSignals": "no overnight signals", "baselineLearning": "still learning your baseline",
@@ -109,7 +115,7 @@ struct ReadinessCommand: Subcommand {
             guard let stored = day.stored else {
                 return [day.date, "-", "-", "-", "no score: " + (reasons[reason(day) ?? ""] ?? "")]
             }
-            return [day.date, String(stored.score), stored.bandRaw, "\(Int((stored.availablePoints).rounded()))%",
+            return [day.date, String(stored.score), stored.bandRaw, coverage(stored.availablePoints),
                     day.contributors.first?.detail ?? ""]
         }
         let range = "\(history.last?.date ?? "") to \(history.first?.date ?? "")"

@@ -36,9 +36,9 @@ extension ReadinessService {
         defer { query.reset() }
         var rows: [StoredDay] = []
         while try query.step() {
-            rows.append(StoredDay(rowid: query.int64(at: 0), score: Int(query.int64(at: 1)), bandRaw: query.text(at: 2),
+            rows.append(StoredDay(rowid: query.int64(at: 0), score: Int(clamping: query.int64(at: 1)), bandRaw: query.text(at: 2),
                                   availablePoints: query.double(at: 3), contributorsJSON: query.text(at: 4),
-                                  algorithmVersion: Int(query.int64(at: 5)), computedAt: query.int64(at: 6)))
+                                  algorithmVersion: Int(clamping: query.int64(at: 5)), computedAt: query.int64(at: 6)))
         }
         return rows
     }
@@ -91,7 +91,7 @@ extension ReadinessService {
         guard try masterEnabled() else { return }
         let today = calendar.startOfDay(now)
         if let row = try storedDay(today), row.algorithmVersion >= ReadinessConstants.algorithmVersion,
-           now - row.computedAt < ReadinessConstants.refreshIntervalSeconds * 1000 {
+           Saturating.difference(now, row.computedAt) < Double(ReadinessConstants.refreshIntervalSeconds * 1000) {
             return
         }
         try refresh(today, now: now)
@@ -153,12 +153,13 @@ extension ReadinessService {
     // MARK: - Resting-HR baseline (readiness.md §11)
 
     /// Readings that establish a resting-HR baseline ending at `end`: the p10 of the positive
-    /// `hr` values of the 30 days before, when there are 20 spanning 7 days; else nil.
+    /// `hr` values of the 30 days before, when there are 20 spanning 7 days; else nil. The
+    /// baseline is stored and exported, so only finite readings count: JSON has no infinity.
     func learnedRestingBaseline(endingAt end: Int64) throws -> Double? {
-        let readings = try samples("hr", in: (end - 30 * 86_400_000)...end)
-        let positive = readings.map(\.value).filter { $0 > 0 }
+        let readings = try samples("hr", in: Saturating.add(end, -30 * 86_400_000)...end)
+        let positive = readings.map(\.value).filter { $0 > 0 && $0.isFinite }
         guard let first = readings.last?.timestamp, let last = readings.first?.timestamp else { return nil }
-        let span = Double(last - first) / 86_400_000
+        let span = Saturating.difference(last, first) / 86_400_000
         guard positive.count >= 20, span >= 7 else { return nil }
         return Percentile.interpolated(positive.sorted(), 0.10)
     }
@@ -167,7 +168,7 @@ extension ReadinessService {
     /// write it (and bump the profile) only when it moved by a rounded bpm.
     public func refreshRestingBaselineIfStale(now: Int64) throws {
         guard let profile = try profile() else { return }
-        if let stamped = profile.restingBaselineUpdatedAt, now - stamped < 6 * 3_600_000 { return }
+        if let stamped = profile.restingBaselineUpdatedAt, Saturating.difference(now, stamped) < 6 * 3_600_000 { return }
         let new = try learnedRestingBaseline(endingAt: now)
         try database.cached(#"UPDATE "userProfiles" SET "hrRestingBaselineUpdatedAt" = ? WHERE rowid = ?"#).run([.date(now), .int(profile.rowid)])
         if roundHalfAwayFromZero(new ?? -1) != roundHalfAwayFromZero(profile.restingBaseline ?? -1) {

@@ -36,13 +36,13 @@ public final class ReadinessService {
         try query.bind([.date(day), .date(calendar.day(day, adding: 1))])
         defer { query.reset() }
         guard try query.step() else { return nil }
-        return Night(id: query.text(at: 0), startAt: query.int64(at: 1), endAt: query.int64(at: 2), totalMinutes: Int(query.int64(at: 3)))
+        return Night(id: query.text(at: 0), startAt: query.int64(at: 1), endAt: query.int64(at: 2), totalMinutes: Int(clamping: query.int64(at: 3)))
     }
 
     /// The night's span, or 22:00 the evening before to 08:00 without a usable night.
     public func overnightWindow(of day: Int64, night: Night?) -> ClosedRange<Int64> {
         if let night, night.endAt > night.startAt { return night.startAt...night.endAt }
-        return (day - 2 * 3_600_000)...(day + 8 * 3_600_000)
+        return Saturating.add(day, -2 * 3_600_000)...Saturating.add(day, 8 * 3_600_000)
     }
 
     /// Positive values of `kind` within the window, newest first (at most 5000 read).
@@ -62,7 +62,7 @@ public final class ReadinessService {
 
     /// The 30 days before the night begins, kept to overnight hours (22:00–08:00 local).
     func overnightBaseline(_ kind: String, windowStart: Int64) throws -> BaselineStats? {
-        let range = (windowStart - Int64(ReadinessConstants.baselineWindowDays) * Self.day)...windowStart
+        let range = Saturating.add(windowStart, -Int64(ReadinessConstants.baselineWindowDays) * Self.day)...windowStart
         let overnight = try samples(kind, in: range).filter { sample in
             let hour = calendar.hour(sample.timestamp)
             return hour >= 22 || hour < 8
@@ -112,7 +112,7 @@ public final class ReadinessService {
         try workouts.bind([.date(day), .date(next)])
         var workoutMinutes: Double?
         while try workouts.step() {
-            let seconds = Double(workouts.int64(at: 1) - workouts.int64(at: 0)) / 1000 - workouts.double(at: 2)
+            let seconds = Saturating.difference(workouts.int64(at: 1), workouts.int64(at: 0)) / 1000 - workouts.double(at: 2)
             workoutMinutes = (workoutMinutes ?? 0) + max(0, seconds) / 60
         }
         workouts.reset()

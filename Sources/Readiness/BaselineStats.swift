@@ -34,7 +34,7 @@ public struct BaselineStats: Sendable, Equatable {
         let mean = values.reduce(0, +) / n
         let variance = values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / n
         let times = samples.map(\.timestamp)
-        let span = Double(times.max()! - times.min()!) / 86_400_000
+        let span = Saturating.difference(times.max()!, times.min()!) / 86_400_000
         return BaselineStats(
             mean: mean, median: Percentile.interpolated(values, 0.5), standardDeviation: variance.squareRoot(),
             p25: Percentile.interpolated(values, 0.25), p75: Percentile.interpolated(values, 0.75),
@@ -51,6 +51,13 @@ public enum Percentile {
         precondition(!sorted.isEmpty, "a percentile of no values")
         let rank = fraction * Double(sorted.count - 1)
         let low = Int(rank.rounded(.down)), high = Int(rank.rounded(.up))
-        return sorted[low] + (rank - Double(low)) * (sorted[high] - sorted[low])
+        let gap = sorted[high] - sorted[low]
+        if gap.isFinite || !sorted[low].isFinite || !sorted[high].isFinite {
+            return sorted[low] + (rank - Double(low)) * gap
+        }
+        // −1e308 and 1e308 are 2e308 apart, more than a double holds: weigh the neighbours
+        // instead, which stays between them.
+        let weight = rank - Double(low)
+        return (1 - weight) * sorted[low] + weight * sorted[high]
     }
 }

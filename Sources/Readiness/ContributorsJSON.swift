@@ -5,7 +5,14 @@ import PulseArchive
 /// array of the scored contributors in ranked order.
 public enum ContributorsJSON {
     /// Keys in the order the tool writes them; numbers in the archive's shortest form.
+    /// JSON has no infinity, so a contributor with a non-finite number (an HRV deviation of
+    /// +∞ % when the night's mean overflows a double against a small baseline) cannot be
+    /// encoded: the string is then `[]`, as the specification says of a failed encoding.
     public static func encode(_ contributors: [ReadinessContributor]) -> String {
+        let encodable = contributors.allSatisfy { c in
+            [c.earned, c.maxPoints, c.value, c.baseline ?? 0, c.deviation ?? 0].allSatisfy(\.isFinite)
+        }
+        guard encodable else { return "[]" }
         let objects = contributors.map { c -> String in
             var members = [
                 "\"kindRaw\":" + JSONText.quoted(c.kind.rawValue),

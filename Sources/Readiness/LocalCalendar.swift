@@ -4,6 +4,8 @@ import Foundation
 ///
 /// Day arithmetic is calendar arithmetic (a DST day has 23 or 25 hours); zone offsets are
 /// cached per hour, because readiness asks for the local hour of thousands of readings.
+/// Instants are whatever an archive held, Int64.min and Int64.max included: results outside
+/// Int64 saturate, and nothing here traps.
 public final class LocalCalendar {
     public let timeZone: TimeZone
     private let calendar: Calendar
@@ -17,7 +19,7 @@ public final class LocalCalendar {
     }
 
     private func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
-    private func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    private func millis(_ date: Date) -> Int64 { Saturating.int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     /// Local midnight of the day holding `instant`.
     public func startOfDay(_ instant: Int64) -> Int64 {
@@ -26,7 +28,11 @@ public final class LocalCalendar {
 
     /// The start of the day `days` calendar days after the day starting at `dayStart`.
     public func day(_ dayStart: Int64, adding days: Int) -> Int64 {
-        millis(calendar.date(byAdding: .day, value: days, to: date(dayStart))!)
+        guard let moved = calendar.date(byAdding: .day, value: days, to: date(dayStart)) else {
+            // Only at the ends of what a Date holds: count 24-hour days instead.
+            return Saturating.add(dayStart, Saturating.int64(Double(days) * 86_400_000))
+        }
+        return millis(moved)
     }
 
     /// Local midnight of a calendar date.
@@ -36,24 +42,24 @@ public final class LocalCalendar {
 
     /// The zone's offset from UTC at `instant`, in milliseconds.
     public func offset(at instant: Int64) -> Int64 {
-        let hour = instant >= 0 ? instant / 3_600_000 : (instant - 3_599_999) / 3_600_000
+        let hour = instant / 3_600_000 - (instant % 3_600_000 < 0 ? 1 : 0)
         if let cached = offsetByHour[hour] { return cached }
-        let offset = Int64(timeZone.secondsFromGMT(for: date(hour * 3_600_000))) * 1000
+        // In seconds, as a double: the hour's start may lie before Int64.min milliseconds.
+        let offset = Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(hour) * 3600))) * 1000
         offsetByHour[hour] = offset
         return offset
     }
 
     /// The local hour (0–23) of `instant`.
     public func hour(_ instant: Int64) -> Int {
-        let local = instant + offset(at: instant)
-        let msOfDay = ((local % 86_400_000) + 86_400_000) % 86_400_000
+        // Remainders first, so an instant near Int64.max plus the offset cannot overflow.
+        let msOfDay = (instant % 86_400_000 + offset(at: instant) % 86_400_000 + 2 * 86_400_000) % 86_400_000
         return Int(msOfDay / 3_600_000)
     }
 
     /// The local minute of the hour (0–59) of `instant`.
     public func minute(_ instant: Int64) -> Int {
-        let local = instant + offset(at: instant)
-        let msOfHour = ((local % 3_600_000) + 3_600_000) % 3_600_000
+        let msOfHour = (instant % 3_600_000 + offset(at: instant) % 3_600_000 + 2 * 3_600_000) % 3_600_000
         return Int(msOfHour / 60_000)
     }
 

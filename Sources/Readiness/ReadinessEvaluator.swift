@@ -135,7 +135,7 @@ public enum ReadinessEvaluator {
                 let deviation = (v - b!) / b! * 100
                 let earned = BandCurve.lowerIsWorse(deviation, ideal: 0, soft: -15, hard: -40, points: 30)
                 return ReadinessContributor(kind: .hrv, earned: earned, maxPoints: 30, value: v, baseline: b, deviation: deviation,
-                                            detail: Explanation.relative("HRV", deviation, epsilon: 0.5) { "\(Int(roundHalfAwayFromZero($0)))%" })
+                                            detail: Explanation.relative("HRV", deviation, epsilon: 0.5) { "\(Saturating.integerText($0))%" })
             }
         }
         if let v = inputs.restingHeartRate {
@@ -144,7 +144,7 @@ public enum ReadinessEvaluator {
                 let deviation = v - b!
                 let earned = BandCurve.higherIsWorse(deviation, ideal: 0, soft: 5, hard: 12, points: 25)
                 return ReadinessContributor(kind: .restingHeartRate, earned: earned, maxPoints: 25, value: v, baseline: b, deviation: deviation,
-                                            detail: Explanation.relative("Resting HR", deviation, epsilon: 0.5) { "\(Int(roundHalfAwayFromZero($0))) bpm" })
+                                            detail: Explanation.relative("Resting HR", deviation, epsilon: 0.5) { "\(Saturating.integerText($0)) bpm" })
             }
         }
         if let score = inputs.sleepScore {
@@ -179,7 +179,7 @@ public enum ReadinessEvaluator {
             return .unavailable(awaitingBaseline ? .baselineLearning : .insufficientCoverage)
         }
         let earned = scored.reduce(0) { $0 + $1.earned }
-        let score = Int(min(100, max(0, roundHalfAwayFromZero(earned / available * 100))))
+        let score = Saturating.int(min(100, max(0, roundHalfAwayFromZero(earned / available * 100))))
         let canonical = ContributorKind.allCases
         let ranked = scored.enumerated().sorted { a, b in
             a.element.drag != b.element.drag ? a.element.drag > b.element.drag : a.offset < b.offset

@@ -36,6 +36,9 @@ public enum ReadinessTrendChart {
             days.count <= 1 ? left + plotWidth / 2 : left + plotWidth * Double(index) / Double(days.count - 1)
         }
         func y(_ score: Double) -> Double { top + plotHeight * (1 - score / 100) }
+        // A stored score is any integer an archive held; outside 0–100 it is drawn at the
+        // nearest edge (its tooltip keeps the stored value).
+        func plotted(_ score: Int) -> Double { Double(min(100, max(0, score))) }
         func f(_ v: Double) -> String { String(format: "%.1f", v) }
 
         var svg = """
@@ -73,14 +76,14 @@ public enum ReadinessTrendChart {
             run = []
         }
         for (i, day) in days.enumerated() {
-            if let score = day.score { run.append("\(f(x(i))),\(f(y(Double(score))))") } else { closeRun() }
+            if let score = day.score { run.append("\(f(x(i))),\(f(y(plotted(score))))") } else { closeRun() }
         }
         closeRun()
 
         // The trailing 7-day median of the scored days, where there is one.
         var median: [String] = []
         for i in days.indices {
-            let window = days[max(0, i - 6)...i].compactMap(\.score).map(Double.init).sorted()
+            let window = days[max(0, i - 6)...i].compactMap(\.score).map(plotted).sorted()
             guard !window.isEmpty else { continue }
             let n = window.count
             let value = n % 2 == 1 ? window[n / 2] : (window[n / 2 - 1] + window[n / 2]) / 2
@@ -91,7 +94,7 @@ public enum ReadinessTrendChart {
         }
         for (i, day) in days.enumerated() {
             guard let score = day.score else { continue }
-            svg += "<circle class=\"score\" cx=\"\(f(x(i)))\" cy=\"\(f(y(Double(score))))\" r=\"4\" fill=\"\(colour(day.bandRaw))\"><title>\(escape(day.date)): \(score) \(escape(day.bandRaw ?? ""))</title></circle>\n"
+            svg += "<circle class=\"score\" cx=\"\(f(x(i)))\" cy=\"\(f(y(plotted(score))))\" r=\"4\" fill=\"\(colour(day.bandRaw))\"><title>\(escape(day.date)): \(score) \(escape(day.bandRaw ?? ""))</title></circle>\n"
         }
         svg += "<text x=\"\(f(left + plotWidth))\" y=\"22\" text-anchor=\"end\" fill=\"#546e7a\">dashed: 7-day median · gaps: no score</text>\n"
         svg += "</svg>\n"

@@ -102,7 +102,7 @@ public enum SleepScore {
                                  bedtime: (drift: Double, baseline: BedtimeBaseline)? = nil) -> SleepScoreResult {
         let inBed = Double(max(0, totalMinutes))
         func minutes(_ stage: String) -> Double {
-            max(0, Double(blocks.filter { $0.stageRaw == stage }.reduce(0) { $0 + $1.durationMinutes }))
+            max(0, Double(Saturating.sum(blocks.lazy.filter { $0.stageRaw == stage }.map(\.durationMinutes))))
         }
         let deep = minutes("deep"), light = minutes("light"), awake = minutes("awake"), rem = minutes("rem")
         let covered = blocks.filter { ["deep", "light", "awake", "rem"].contains($0.stageRaw) }
@@ -120,30 +120,31 @@ public enum SleepScore {
         contributors.append(SleepContributor(kind: .duration, earned: duration, detail: asleepText(asleep)))
         if inBed > 0 {
             let earned = BandCurve.twoSided(deepPct, idealLow: 13, idealHigh: 23, softLow: 5, softHigh: 35, hardLow: 0, hardHigh: 45, points: 25)
-            contributors.append(SleepContributor(kind: .deep, earned: earned, detail: "\(Int(roundHalfAwayFromZero(deepPct)))% of the night"))
+            contributors.append(SleepContributor(kind: .deep, earned: earned, detail: "\(Saturating.integerText(deepPct))% of the night"))
         }
         if let remPct {
             let earned = BandCurve.twoSided(remPct, idealLow: 20, idealHigh: 25, softLow: 15, softHigh: 30, hardLow: 5, hardHigh: 40, points: 20)
-            contributors.append(SleepContributor(kind: .rem, earned: earned, detail: "\(Int(roundHalfAwayFromZero(remPct)))% of the night"))
+            contributors.append(SleepContributor(kind: .rem, earned: earned, detail: "\(Saturating.integerText(remPct))% of the night"))
         }
         if let awakePct {
             contributors.append(SleepContributor(kind: .restfulness, earned: restfulness(awakePct),
-                                                 detail: "\(Int(roundHalfAwayFromZero(awakePct)))% awake"))
+                                                 detail: "\(Saturating.integerText(awakePct))% awake"))
         }
         if let bedtime, bedtime.baseline.isEstablished {
             let d = bedtime.drift
-            let detail = d < 15 ? "In line with your usual bedtime" : "\(Int(roundHalfAwayFromZero(d))) min from your usual bedtime"
+            let detail = !d.isFinite ? "Bedtime drift unknown"
+                : d < 15 ? "In line with your usual bedtime" : "\(Saturating.integerText(d)) min from your usual bedtime"
             contributors.append(SleepContributor(kind: .timing, earned: timing(d), detail: detail))
         }
 
         let available = contributors.reduce(0) { $0 + $1.kind.points }
         let earned = contributors.reduce(0) { $0 + $1.earned }
-        let score = available >= 50 ? Int(min(100, max(0, roundHalfAwayFromZero(earned / available * 100)))) : 0
+        let score = available >= 50 ? Saturating.int(min(100, max(0, roundHalfAwayFromZero(earned / available * 100)))) : 0
         return SleepScoreResult(
             score: score, availablePoints: available, contributors: contributors,
-            deepPercent: Int(roundHalfAwayFromZero(deepPct)), lightPercent: Int(roundHalfAwayFromZero(lightPct)),
-            awakePercent: awakePct.map { Int(roundHalfAwayFromZero($0)) }, remPercent: remPct.map { Int(roundHalfAwayFromZero($0)) },
-            asleepMinutes: Int(roundHalfAwayFromZero(asleep)))
+            deepPercent: roundedInt(deepPct), lightPercent: roundedInt(lightPct),
+            awakePercent: awakePct.map(roundedInt), remPercent: remPct.map(roundedInt),
+            asleepMinutes: roundedInt(asleep))
     }
 
     /// Restfulness points (15) for the percentage of the night awake.
@@ -164,9 +165,14 @@ public enum SleepScore {
         return p * 0.55 * clamp01((120 - d) / 60)
     }
 
+    /// A stage can hold more minutes than the night (blocks are not checked against
+    /// totalMinutes), so a percentage may exceed any Int: it saturates.
+    private static func roundedInt(_ value: Double) -> Int { Saturating.int(roundHalfAwayFromZero(value)) }
+
     private static func asleepText(_ minutes: Double) -> String {
-        let total = Int(roundHalfAwayFromZero(minutes))
+        let total = roundedInt(minutes)
         if total < 60 { return "\(total)m asleep" }
-        return String(format: "%dh %02dm asleep", total / 60, total % 60)
+        let remainder = total % 60
+        return "\(total / 60)h \(remainder < 10 ? "0" : "")\(remainder)m asleep"
     }
 }
