@@ -241,7 +241,7 @@ public enum ExtensionTable: String, Sendable, CaseIterable {
         var converted = object
         for (key, value) in object where key.text.utf8.reversed().starts(with: "tA".utf8) || key == "date" || key == "timestamp" {
             if value.integerValue != nil {
-                converted[key] = .string(try ArchiveDate.format(try AndroidDialect.epochMillis(value, location: "\(location).\(ShownText.quoted(key.text))")))
+                converted[key] = .string(try ArchiveDate.format(try AndroidDialect.epochMillis(value, location: "\(location).\(key.text)")))
             }
         }
         if self == .mealEntries, object["updatedAt"]?.integerValue == 0, let created = converted["createdAt"] {
