@@ -48,6 +48,12 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public var description: String { message }
 
+    /// The same error with the file named in front of its message, unless it names it already
+    /// (errors of opening or inflating a file do).
+    public func naming(file: String) -> ArchiveError {
+        message.contains(file) ? self : ArchiveError(kind, "\(file): \(message)", table: table)
+    }
+
     /// The wording for anything the app would call "isn't a PulseLoop export, or it's damaged".
     static func notAnArchive(_ detail: String, table: String? = nil) -> ArchiveError {
         ArchiveError(.notAnArchive, "not a PulseLoop archive, or damaged: \(detail)", table: table)

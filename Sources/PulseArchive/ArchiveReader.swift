@@ -55,13 +55,18 @@ public struct ArchiveReader {
     /// - Throws: `ArchiveError` naming what was wrong and where; the visitor's own errors.
     @discardableResult
     public func read<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws -> ArchiveSummary {
-        var parse = try open()
         do {
-            try parse.readEnvelope(into: &visitor)
-            parse.finishSummary()
-            return parse.summary
-        } catch let error where !parse.sawFormatVersion {
-            try refineError(error)
+            var parse = try open()
+            do {
+                try parse.readEnvelope(into: &visitor)
+                parse.finishSummary()
+                return parse.summary
+            } catch let error where !parse.sawFormatVersion {
+                try refineError(error)
+            }
+        } catch let error as ArchiveError {
+            // A refusal names the file first: an import or a nightly job reads many.
+            throw error.naming(file: path)
         }
     }
 

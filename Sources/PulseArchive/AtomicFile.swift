@@ -26,10 +26,12 @@ public final class AtomicFile {
         let directory = Self.directory(of: targetPath)
         let name = targetPath.split(separator: "/").last.map(String.init) ?? targetPath
         Self.removeAbandonedPartials(of: name, in: directory)
-        self.temporaryPath = "\(directory)/.\(name).partial-\(getpid())"
+        let temporaryPath = "\(directory)/.\(name).partial-\(getpid())"
+        self.temporaryPath = temporaryPath
         _ = unlink(temporaryPath)
-        self.file = try SystemFile.createExclusive(temporaryPath, reportedAs: targetPath)
-        InterruptCleanup.register(temporaryPath)
+        self.file = try InterruptCleanup.registering {
+            (try SystemFile.createExclusive(temporaryPath, reportedAs: targetPath), path: temporaryPath)
+        }
     }
 
     deinit {

@@ -36,6 +36,18 @@ public enum InterruptCleanup {
         registry.lock.unlock()
     }
 
+    /// Creates a temporary path with `create` and registers what it returns, as one step for
+    /// an interruption: the removal either comes after both (and removes the path) or before
+    /// either (and the process ends before `create` runs). Registering after creating would
+    /// leave a path made in between; registering before would not know a `mkdtemp` name.
+    public static func registering<Created>(_ create: () throws -> (Created, path: String)) rethrows -> Created {
+        registry.lock.lock()
+        defer { registry.lock.unlock() }
+        let (created, path) = try create()
+        registry.paths.insert(path)
+        return created
+    }
+
     /// From now on an interruption leaves `path` alone.
     public static func unregister(_ path: String) {
         registry.lock.lock()
@@ -105,7 +117,7 @@ public enum InterruptCleanup {
     /// Removes a file or a directory tree. Other threads may still be writing into it, so a
     /// directory that gained an entry while it was emptied is emptied again.
     private static func removeTree(_ path: String) {
-        for _ in 0..<3 {
+        for _ in 0..<100 {
             do {
                 try FileManager.default.removeItem(atPath: path)
                 return

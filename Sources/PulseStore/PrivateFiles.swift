@@ -61,13 +61,14 @@ enum PrivateFiles {
     /// is interrupted before `remove`.
     static func temporaryDirectory(prefix: String) throws -> String {
         let base = (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
-        var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw StoreError(.io, "cannot create a temporary directory in \(base): \(errnoText())")
+        return try InterruptCleanup.registering {
+            var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
+            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                throw StoreError(.io, "cannot create a temporary directory in \(base): \(errnoText())")
+            }
+            let directory = String(cString: made)
+            return (directory, path: directory)
         }
-        let directory = String(cString: made)
-        InterruptCleanup.register(directory)
-        return directory
     }
 }
 

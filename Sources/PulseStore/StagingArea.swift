@@ -22,10 +22,11 @@ final class StagingArea {
 
     /// Creates a new staging directory (which must not exist).
     init(directory: String) throws {
-        PrivateFiles.remove(directory)
-        try PrivateFiles.createDirectory(directory)
-        InterruptCleanup.register(directory)
-        self.directory = directory
+        self.directory = try InterruptCleanup.registering {
+            PrivateFiles.remove(directory)
+            try PrivateFiles.createDirectory(directory)
+            return (directory, path: directory)
+        }
         try PrivateFiles.createDirectory(directory + "/archive")
         try PrivateFiles.touch(directory + "/tables.sqlite")
         self.database = try SQLiteDatabase(path: directory + "/tables.sqlite", create: false)
@@ -69,8 +70,9 @@ final class StagingArea {
         } catch {
             // The inserts lag behind the reader: a problem they found came earlier in the file,
             // unless the file is of a newer format, which is reported before anything else.
-            if let earlier = visitor.stop(), (error as? ArchiveError)?.kind != .unsupportedVersion { throw earlier }
-            throw error
+            // Either way the refusal names the file, as the reader's own refusals do.
+            let found = visitor.stop().flatMap { (error as? ArchiveError)?.kind != .unsupportedVersion ? $0 : nil } ?? error
+            throw (found as? ArchiveError)?.naming(file: reader.path) ?? found
         }
         try database.execute("COMMIT")
         return summary

@@ -18,6 +18,7 @@ struct AllOrNothingTests {
                 let result = try CLI.run(["import", path, "--store", store, mode])
                 #expect(result.exitCode == 1, "\(name) \(mode)")
                 #expect(result.stderr.contains(message), "\(name) \(mode): \(result.stderr)")
+                #expect(result.stderr.contains(path), "\(name) \(mode) does not name the file: \(result.stderr)")
                 #expect(StoreFixtures.bytes(store + "/pulse.sqlite") == before, "\(name) \(mode) changed pulse.sqlite")
             }
         }

@@ -72,6 +72,8 @@ struct InspectCLITests {
             #expect(result.exitCode == 1, "\(name): exit \(result.exitCode)")
             #expect(result.stderr.hasPrefix("Error: "), "\(name)")
             #expect(result.stderr.contains(message), "\(name): \(result.stderr)")
+            // The file is named, as a job that reads many needs.
+            #expect(result.stderr.contains(path), "\(name): \(result.stderr)")
             #expect(!result.stderr.contains("Backtrace") && !result.stderr.contains("Fatal error"), "\(name)")
             #expect(result.stdout.isEmpty, "\(name)")
         }
