@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (archive reader, document decoder, ULID parser, readiness maths) with
-# AddressSanitizer and runs each, seeded from Archives/.
+# Builds the libFuzzer targets (archive reader, document decoder, ULID parser, readiness maths,
+# the closure pipeline) with AddressSanitizer and runs each, seeded from Archives/.
 #
 #   scripts/fuzz.sh                  # each target for 60 s
 #   scripts/fuzz.sh --time 600       # each target for 10 minutes
@@ -32,14 +32,24 @@ build archive-reader Sources/PulseArchive/*.swift Tests/Fuzz/ArchiveReaderFuzz.s
 build document-decoder Sources/PulseArchive/*.swift Sources/PulseDocuments/*.swift Tests/Fuzz/DocumentDecoderFuzz.swift
 build ulid-parser Sources/PulseArchive/*.swift Tests/Fuzz/ULIDFuzz.swift
 build readiness Sources/PulseArchive/*.swift Sources/Readiness/*.swift Tests/Fuzz/ReadinessFuzz.swift
+# The closure pipeline needs four libraries in the one module: their imports of each other are
+# dropped from copies of the sources (swiftc ignores only the self-import of PulseArchive).
+closure_src="$out/closure-src"
+rm -rf "$closure_src" && mkdir -p "$closure_src"
+for file in Sources/PulseArchive/*.swift Sources/PulseDocuments/*.swift Sources/Readiness/*.swift Sources/PulseStore/*.swift; do
+    module=$(basename "$(dirname "$file")")
+    sed -E '/^import (PulseDocuments|Readiness|PulseStore)$/d' "$file" > "$closure_src/$module-$(basename "$file")"
+done
+build closure-pipeline "$closure_src"/*.swift Tests/Fuzz/ClosureFuzz.swift -I Sources/CSQLite -lsqlite3
 
 run() {
-    local name=$1 seeds=$2 length=$3
+    local name=$1 seeds=$2 length=$3; shift 3
     local corpus="$out/corpus-$name"
     mkdir -p "$corpus"
     echo "fuzzing $name (${limit[*]})"
-    # The fuzzer's own exit status decides; the filter only shortens what is printed.
-    "$out/$name" "${limit[@]}" -max_len="$length" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    # The fuzzer's own exit status decides; the filter only shortens what is printed. Swift's
+    # backtracer is off: on a trap it kept the output pipe open past the fuzzer's exit.
+    SWIFT_BACKTRACE=enable=no "$out/$name" "${limit[@]}" -max_len="$length" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$@" \
         -artifact_prefix="$out/artifacts/$name-" "$corpus" "$seeds" 2>&1 | tee "$out/$name.log" \
         | { grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|Done|INFO: a leak)" || true; }
     local code=${PIPESTATUS[0]}
@@ -51,4 +61,5 @@ run archive-reader Archives/fuzz-seeds/archives 16384 || status=1
 run document-decoder Archives/fuzz-seeds/documents 8192 || status=1
 run ulid-parser Archives/fuzz-seeds/ulid 64 || status=1
 run readiness Archives/fuzz-seeds/readiness 4096 || status=1
+run closure-pipeline Archives/fuzz-seeds/closure 12288 -dict=Archives/fuzz-seeds/closure.dict || status=1
 exit $status
