@@ -149,13 +149,23 @@ public final class GzipReader: ByteSource {
 /// deflate has bits that do not change the content (padding, unused code lengths), so the header
 /// also carries a CRC-32 of everything after it (extra subfield `PA`, ignored by other gzip
 /// readers), patched in when the stream is complete, and a header CRC (FHCRC) over it all.
+/// The patch is why the output must be a `RewritableSink`: a sink that could not take it would
+/// get a header whose checksum no reader accepts.
 /// No timestamp: two exports of the same data are identical.
 public final class GzipWriter: ByteSink {
-    private var stream = z_stream()
-    private var header = gz_header()
-    private let output: ByteSink
-    private let buffer: UnsafeMutableRawBufferPointer
+    /// zlib records the stream's address at `deflateInit2_` and checks it on every call, so the
+    /// stream lives at an address of its own for the writer's lifetime.
+    private let stream: UnsafeMutablePointer<z_stream>
+    /// zlib keeps the header's address from `deflateSetHeader` (and, through it, the extra
+    /// field's) until a later `deflate` writes the header: both live as long as the stream.
+    private let header: UnsafeMutablePointer<gz_header>
     private let extra: UnsafeMutablePointer<Bytef>
+    /// Whether `deflateInit2_` succeeded, so `deinit` ends only a stream that was started.
+    private var started = false
+    private let output: RewritableSink
+    /// Where the header begins in the output, for the patch.
+    private let headerOffset: Int64
+    private let buffer: UnsafeMutableRawBufferPointer
     /// Where the header ends and the checked stream begins: 10 fixed bytes, XLEN, the 8-byte
     /// extra field, the header CRC.
     private static let headerLength = 22
@@ -166,64 +176,80 @@ public final class GzipWriter: ByteSink {
     public private(set) var uncompressedBytes: Int64 = 0
 
     /// - Parameter level: zlib's compression level, 6 by default (what `gzip` uses).
-    public init(output: ByteSink, level: Int32 = 6, bufferSize: Int = 256 * 1024) throws {
+    public init(output: RewritableSink, level: Int32 = 6, bufferSize: Int = 256 * 1024) throws {
         self.output = output
-        self.buffer = .allocate(byteCount: bufferSize, alignment: 16)
-        let status = deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
-                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
-        guard status == Z_OK else {
-            buffer.deallocate()
-            throw ArchiveError(.io, "cannot start the gzip encoder (zlib status \(status))")
-        }
+        headerOffset = output.bytesWritten
+        buffer = .allocate(byteCount: bufferSize, alignment: 16)
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        header = .allocate(capacity: 1)
+        header.initialize(to: gz_header())
         extra = .allocate(capacity: 8)
         // Subfield "PA", 4 bytes: the stream checksum, zero until `finish` patches it in.
         for (i, byte) in [0x50, 0x41, 4, 0, 0, 0, 0, 0].enumerated() { extra[i] = Bytef(byte) }
-        header.extra = extra
-        header.extra_len = 8
-        header.hcrc = 1
-        header.os = 255  // unknown: the file is the same whoever wrote it
-        deflateSetHeader(&stream, &header)
+        header.pointee.extra = extra
+        header.pointee.extra_len = 8
+        header.pointee.hcrc = 1
+        header.pointee.os = 255  // unknown: the file is the same whoever wrote it
+        // Every property is set: from here a throw runs `deinit`, the one place that frees.
+        let status = deflateInit2_(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
+                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard status == Z_OK else {
+            throw ArchiveError(.io, "cannot start the gzip encoder (zlib status \(status))")
+        }
+        started = true
+        let headerStatus = deflateSetHeader(stream, header)
+        guard headerStatus == Z_OK else {
+            throw ArchiveError(.io, "cannot set the gzip header (zlib status \(headerStatus))")
+        }
     }
 
     deinit {
-        deflateEnd(&stream)
-        buffer.deallocate()
+        if started { deflateEnd(stream) }
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+        header.deinitialize(count: 1)
+        header.deallocate()
         extra.deallocate()
+        buffer.deallocate()
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         uncompressedBytes += Int64(bytes.count)
-        stream.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
-        stream.avail_in = uInt(bytes.count)
-        while stream.avail_in > 0 {
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(bytes.count)
+        while stream.pointee.avail_in > 0 {
             try deflateStep(flush: Z_NO_FLUSH)
         }
     }
 
     public func finish() throws {
-        stream.next_in = nil
-        stream.avail_in = 0
+        stream.pointee.next_in = nil
+        stream.pointee.avail_in = 0
         while try deflateStep(flush: Z_FINISH) != Z_STREAM_END {}
-        if let file = output as? FileSink, headerBytes.count >= Self.headerLength {
-            var patched = Array(headerBytes[0..<20])
-            let checksum = UInt32(truncatingIfNeeded: streamCRC)
-            for i in 0..<4 { patched[16 + i] = UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(i))) }
-            let headerCRC = UInt32(truncatingIfNeeded: patched.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) })
-            try file.patch(Array(patched[16..<20]) + [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8 & 0xFF)], at: 16)
+        // A finished stream always holds the whole header; checked all the same, so that a
+        // checksum is never silently left out.
+        guard headerBytes.count == Self.headerLength else {
+            throw ArchiveError(.io, "gzip compression ended before its header was complete (\(headerBytes.count) bytes)")
         }
+        var patched = Array(headerBytes[0..<20])
+        let checksum = UInt32(truncatingIfNeeded: streamCRC)
+        for i in 0..<4 { patched[16 + i] = UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(i))) }
+        let headerCRC = UInt32(truncatingIfNeeded: patched.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) })
+        try output.patch(Array(patched[16..<20]) + [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8 & 0xFF)], at: headerOffset + 16)
         try output.finish()
     }
 
     @discardableResult
     private func deflateStep(flush: Int32) throws -> Int32 {
-        stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.avail_out = uInt(buffer.count)
-        let status = deflate(&stream, flush)
+        stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(buffer.count)
+        let status = deflate(stream, flush)
         guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
             throw ArchiveError(.io, "gzip compression failed (zlib status \(status))")
         }
-        let count = buffer.count - Int(stream.avail_out)
+        let count = buffer.count - Int(stream.pointee.avail_out)
         if count > 0 {
             let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count])
             if headerBytes.count < Self.headerLength { headerBytes += bytes.prefix(Self.headerLength - headerBytes.count) }

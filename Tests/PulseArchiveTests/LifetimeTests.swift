@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import PulseArchive
+
+/// A sink in memory that can patch what it wrote: not a file, so a writer that patched only
+/// files would leave its checksum out.
+private final class MemorySink: RewritableSink {
+    private(set) var bytes: [UInt8] = []
+    var bytesWritten: Int64 { Int64(bytes.count) }
+    func write(_ chunk: UnsafeRawBufferPointer) throws { bytes += chunk }
+    func finish() throws {}
+    func patch(_ patch: [UInt8], at offset: Int64) throws {
+        bytes.replaceSubrange(Int(offset)..<Int(offset) + patch.count, with: patch)
+    }
+}
+
+/// Bytes that compress, but not to nothing (so no ratio guard minds them).
+private func sampleBytes(_ count: Int, seed: UInt64 = 7) -> [UInt8] {
+    var state = seed
+    return (0..<count).map { i in
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return i % 3 == 0 ? UInt8(ascii: "a") : UInt8(truncatingIfNeeded: state >> 59) + UInt8(ascii: "0")
+    }
+}
+
+private func inflate(_ bytes: [UInt8]) throws -> [UInt8] {
+    let reader = try GzipReader(source: MemorySource(bytes), name: "memory")
+    var out: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+        if n == 0 { return out }
+        out += buffer[0..<n]
+    }
+}
+
+@Suite("C and lifetime defects: zlib's streams, threads and descriptors")
+struct LifetimeTests {
+    @Test("the checksum reaches any rewritable sink: a gzip stream in memory reads back, and without the checksum it would be refused")
+    func checksumInAnySink() throws {
+        let content = sampleBytes(600_000)
+        let sink = MemorySink()
+        let writer = try GzipWriter(output: sink, bufferSize: 4096)
+        for start in stride(from: 0, to: content.count, by: 10_000) {
+            try content[start..<min(start + 10_000, content.count)].withUnsafeBytes { try writer.write($0) }
+        }
+        try writer.finish()
+        #expect(try inflate(sink.bytes) == content)
+        #expect(Array(sink.bytes[12..<16]) == [0x50, 0x41, 4, 0], "the header carries the PA subfield")
+        // What the writer used to leave in a sink that was not a file: a zero checksum (and
+        // the header CRC of that header). Every reader of ours refuses it.
+        var unpatched = sink.bytes
+        for i in 16..<20 { unpatched[i] = 0 }
+        #expect(unpatched != sink.bytes)
+        #expect {
+            _ = try inflate(unpatched)
+        } throws: { error in
+            (error as? ArchiveError)?.kind == .damagedCompression
+        }
+    }
+
+    @Test("the checksum lands in the sink's own header when the file held bytes before it")
+    func checksumAfterAPrefix() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("prefixed.bin")
+        let prefix = Array("PREFIX-BYTES".utf8)
+        let content = sampleBytes(100_000, seed: 11)
+        let file = try SystemFile.createExclusive(path)
+        try prefix.withUnsafeBytes { try file.write($0) }
+        let writer = try GzipWriter(output: FileSink(file))
+        try content.withUnsafeBytes { try writer.write($0) }
+        try writer.finish()
+        try file.close()
+        let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(Array(written.prefix(prefix.count)) == prefix, "the patch overwrote the bytes before the stream")
+        #expect(try inflate(Array(written.dropFirst(prefix.count))) == content)
+    }
+
+    @Test("zlib's header stays ours until it is written: writers started together, written later, each write their own header")
+    func headerOutlivesTheCall() throws {
+        // zlib reads the header (and its extra field) at the first deflate, long after
+        // deflateSetHeader returned; other writers and allocations in between must not touch it.
+        let sinks = (0..<8).map { _ in MemorySink() }
+        let writers = try sinks.map { try GzipWriter(output: $0, bufferSize: 64) }
+        var churn: [[UInt8]] = []
+        for i in 0..<1000 { churn.append([UInt8](repeating: UInt8(truncatingIfNeeded: i), count: 64)) }
+        for (i, writer) in writers.enumerated().reversed() {
+            let content = sampleBytes(5000, seed: UInt64(i))
+            try content.withUnsafeBytes { try writer.write($0) }
+            try writer.finish()
+            let bytes = sinks[i].bytes
+            // ID1 ID2 CM FLG (FEXTRA | FHCRC), no time, XFL, OS 255, XLEN 8, "PA", 4.
+            #expect(Array(bytes[0..<4]) == [0x1F, 0x8B, 8, 0x06])
+            #expect(Array(bytes[4..<8]) == [0, 0, 0, 0])
+            #expect(bytes[9] == 255)
+            #expect(Array(bytes[10..<16]) == [8, 0, 0x50, 0x41, 4, 0])
+            #expect(try inflate(bytes) == content)
+        }
+        #expect(churn.count == 1000)
+    }
+}
