@@ -6,7 +6,12 @@ import CZlib
 /// any byte after the member is an error, so a truncated, corrupted or appended file never
 /// reads as sound.
 public final class GzipReader: ByteSource {
-    private var stream = z_stream()
+    /// zlib records the stream's address at `inflateInit2_` and checks it on every call, so the
+    /// stream lives at an address of its own for the reader's lifetime (a stored property's
+    /// address is the caller's only for the duration of one call).
+    private let stream: UnsafeMutablePointer<z_stream>
+    /// Whether `inflateInit2_` succeeded, so `deinit` ends only a stream that was started.
+    private var started = false
     private let source: ByteSource
     /// The file's name, for messages.
     private let name: String
@@ -25,39 +30,49 @@ public final class GzipReader: ByteSource {
     }
 
     /// - Parameter name: how messages call the input.
-    public init(source: ByteSource, name: String, bufferSize: Int = 256 * 1024) throws {
+    public convenience init(source: ByteSource, name: String, bufferSize: Int = 256 * 1024) throws {
+        // 15 window bits + 16: expect a gzip wrapper, nothing else.
+        try self.init(source: source, name: name, bufferSize: bufferSize, windowBits: 15 + 16)
+    }
+
+    /// - Parameter windowBits: zlib's; tests pass an invalid value to make the start fail.
+    init(source: ByteSource, name: String, bufferSize: Int, windowBits: Int32) throws {
         self.source = source
         self.name = name
         self.input = .allocate(byteCount: bufferSize, alignment: 16)
-        // 15 window bits + 16: expect a gzip wrapper, nothing else.
-        let status = inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        self.stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        // Every property is set: from here a throw runs `deinit`, the one place that frees.
+        let status = inflateInit2_(stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
-            input.deallocate()
-            throw ArchiveError(.io, "cannot start the gzip decoder (zlib status \(status))")
+            throw ArchiveError(.io, "cannot start the gzip decoder of \(name) (zlib status \(status))")
         }
+        started = true
     }
 
     deinit {
-        inflateEnd(&stream)
+        if started { inflateEnd(stream) }
+        stream.deinitialize(count: 1)
+        stream.deallocate()
         input.deallocate()
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !finished, buffer.count > 0 else { return 0 }
-        stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.avail_out = uInt(buffer.count)
-        while stream.avail_out == uInt(buffer.count) {
-            if stream.avail_in == 0 && !inputEnded { try refill() }
-            let status = inflate(&stream, Z_NO_FLUSH)
+        stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(buffer.count)
+        while stream.pointee.avail_out == uInt(buffer.count) {
+            if stream.pointee.avail_in == 0 && !inputEnded { try refill() }
+            let status = inflate(stream, Z_NO_FLUSH)
             switch status {
             case Z_STREAM_END:
                 finished = true
                 try requireNothingAfterStream()
-                return buffer.count - Int(stream.avail_out)
+                return buffer.count - Int(stream.pointee.avail_out)
             case Z_OK:
                 continue
             case Z_BUF_ERROR:
-                if stream.avail_in == 0 && inputEnded {
+                if stream.pointee.avail_in == 0 && inputEnded {
                     throw ArchiveError(.damagedCompression, "the gzip stream of \(name) ends early: the file was cut short")
                 }
             case Z_DATA_ERROR, Z_NEED_DICT:
@@ -68,14 +83,14 @@ public final class GzipReader: ByteSource {
                 throw ArchiveError(.damagedCompression, "the gzip stream of \(name) cannot be decoded (zlib status \(status))")
             }
         }
-        return buffer.count - Int(stream.avail_out)
+        return buffer.count - Int(stream.pointee.avail_out)
     }
 
     private var zlibMessage: String {
-        stream.msg.map { String(cString: $0) } ?? "unknown error"
+        stream.pointee.msg.map { String(cString: $0) } ?? "unknown error"
     }
 
-    private var position: Int64 { compressedBytes - Int64(stream.avail_in) }
+    private var position: Int64 { compressedBytes - Int64(stream.pointee.avail_in) }
 
     private func refill() throws {
         let n = try source.read(into: input)
@@ -89,12 +104,12 @@ public final class GzipReader: ByteSource {
         }
         compressedBytes += Int64(n)
         if n == 0 { inputEnded = true }
-        stream.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.avail_in = uInt(n)
+        stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_in = uInt(n)
     }
 
     private func requireNothingAfterStream() throws {
-        var trailing = Int64(stream.avail_in)
+        var trailing = Int64(stream.pointee.avail_in)
         if trailing == 0 && !inputEnded {
             let n = try source.read(into: input)
             compressedBytes += Int64(n)

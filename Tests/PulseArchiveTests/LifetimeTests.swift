@@ -36,6 +36,25 @@ private func inflate(_ bytes: [UInt8]) throws -> [UInt8] {
 
 @Suite("C and lifetime defects: zlib's streams, threads and descriptors")
 struct LifetimeTests {
+    @Test("a gzip decoder that fails to start says so and frees its buffer once (it was freed twice, a crash)")
+    func inflateStartFails() throws {
+        // 7 window bits are below zlib's minimum: inflateInit2_ refuses them (Z_STREAM_ERROR).
+        for _ in 0..<100 {
+            #expect {
+                _ = try GzipReader(source: MemorySource([]), name: "bad.json.gz", bufferSize: 64, windowBits: 7 + 16)
+            } throws: { error in
+                let error = error as? ArchiveError
+                return error?.kind == .io && error?.message.contains("cannot start the gzip decoder of bad.json.gz") == true
+            }
+        }
+        // A reader that did start still reads after them.
+        let sink = MemorySink()
+        let writer = try GzipWriter(output: sink)
+        try Array("{}".utf8).withUnsafeBytes { try writer.write($0) }
+        try writer.finish()
+        #expect(try inflate(sink.bytes) == Array("{}".utf8))
+    }
+
     @Test("the checksum reaches any rewritable sink: a gzip stream in memory reads back, and without the checksum it would be refused")
     func checksumInAnySink() throws {
         let content = sampleBytes(600_000)
