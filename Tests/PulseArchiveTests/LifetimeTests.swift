@@ -1,6 +1,35 @@
 import Foundation
 import Testing
 @testable import PulseArchive
+@testable import PulseStore
+
+/// What the process holds, read from /proc (Linux only). Other suites run meanwhile in this
+/// process: descriptors are counted by path (a test's own), threads in all, with room for
+/// what the others start (a few dozen, against the thousand a leak leaves).
+enum ProcessResources {
+    static var available: Bool { FileManager.default.fileExists(atPath: "/proc/self/task") }
+
+    /// Descriptors open on files under `directory` (removed files included).
+    static func descriptors(under directory: String) -> Int {
+        let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path + "/"
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.filter { fd in
+            ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) ?? "").hasPrefix(root)
+        }.count
+    }
+
+    static var threadCount: Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).count }
+
+    /// Waits up to `seconds` for `condition`: a released thread takes a moment to exit.
+    static func settles(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return true
+    }
+}
 
 /// A sink in memory that can patch what it wrote: not a file, so a writer that patched only
 /// files would leave its checksum out.
@@ -36,6 +65,9 @@ private func inflate(_ bytes: [UInt8]) throws -> [UInt8] {
 
 @Suite("C and lifetime defects: zlib's streams, threads and descriptors")
 struct LifetimeTests {
+    /// Threads other suites may start while a test counts; a leak leaves a thousand.
+    static let othersThreads = 200
+
     @Test("a gzip decoder that fails to start says so and frees its buffer once (it was freed twice, a crash)")
     func inflateStartFails() throws {
         // 7 window bits are below zlib's minimum: inflateInit2_ refuses them (Z_STREAM_ERROR).
@@ -116,5 +148,56 @@ struct LifetimeTests {
             #expect(try inflate(bytes) == content)
         }
         #expect(churn.count == 1000)
+    }
+
+    @Test("a compressing sink released before it finished stops its thread and closes its file: 1000 of them leave nothing",
+          .enabled(if: ProcessResources.available))
+    func releasedSinksLeaveNothing() throws {
+        let dir = TemporaryDirectory()
+        do {
+            // The count below sees a live sink's file.
+            let sink = BackgroundSink(next: try GzipWriter(output: FileSink(try SystemFile.createExclusive(dir.file("live")))))
+            #expect(ProcessResources.descriptors(under: dir.path) == 1)
+            try sink.finish()
+        }
+        let chunk = sampleBytes(20_000)
+        let threadsBefore = ProcessResources.threadCount
+        for i in 0..<1000 {
+            let file = try SystemFile.createExclusive(dir.file("part-\(i)"))
+            let sink = BackgroundSink(next: try GzipWriter(output: FileSink(file), bufferSize: 4096))
+            try chunk.withUnsafeBytes { try sink.write($0) }
+        }
+        #expect(ProcessResources.settles { ProcessResources.threadCount < threadsBefore + Self.othersThreads },
+                "\(ProcessResources.threadCount - threadsBefore) more threads than before")
+        #expect(ProcessResources.settles { ProcessResources.descriptors(under: dir.path) == 0 },
+                "\(ProcessResources.descriptors(under: dir.path)) descriptors left open")
+    }
+
+    @Test("1000 failed exports in one process leave no thread, descriptor or partial file behind",
+          .enabled(if: ProcessResources.available))
+    func failedExportsLeaveNothing() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("store")
+        try StoreFixtures.demoStore(store, days: 2)
+        let out = dir.file("out")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let threadsBefore = ProcessResources.threadCount
+        // A format the writer refuses: the export fails after its compressing sink started.
+        let options = ExportOptions(formatVersion: 3, appVersion: "tests", exportedAt: 1_773_600_000_000)
+        for _ in 0..<1000 {
+            #expect {
+                _ = try PulseStore.exportArchive(storeDirectory: store, to: out + "/backup.json.gz", options: options)
+            } throws: { error in
+                "\(error)".contains("cannot write format 3")
+            }
+        }
+        #expect(ProcessResources.settles { ProcessResources.threadCount < threadsBefore + Self.othersThreads },
+                "\(ProcessResources.threadCount - threadsBefore) more threads than before")
+        #expect(ProcessResources.settles { ProcessResources.descriptors(under: out) == 0 },
+                "\(ProcessResources.descriptors(under: out)) descriptors left open on partial archives")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty)
+        // And the store still exports.
+        let result = try StoreFixtures.export(store, to: out + "/backup.json.gz")
+        #expect(result.fileBytes > 0)
     }
 }
