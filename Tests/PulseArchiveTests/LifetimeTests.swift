@@ -200,4 +200,45 @@ struct LifetimeTests {
         let result = try StoreFixtures.export(store, to: out + "/backup.json.gz")
         #expect(result.fileBytes > 0)
     }
+
+    /// An archive broken a few bytes in, followed by megabytes that inflate slowly: the read
+    /// stops at once while the reading-ahead thread is still inflating.
+    static func brokenEarly(in dir: TemporaryDirectory) throws -> (gzip: String, plain: String) {
+        let text = Array(#"{"formatVersion":2,"exportedAt":!"#.utf8) + sampleBytes(4 << 20, seed: 5)
+        let plain = dir.write("broken.json", Data(text))
+        try gzipped(text, to: dir.file("broken.json.gz"))
+        return (dir.file("broken.json.gz"), plain)
+    }
+
+    @Test("a read stopped early counts what it parsed on its own thread, as a plain read does (it read a count the other thread was writing)")
+    func stoppedReadCountsItsOwnBytes() throws {
+        let dir = TemporaryDirectory()
+        let files = try Self.brokenEarly(in: dir)
+        func jsonBytes(_ path: String) throws -> Int64 {
+            var visitor = CollectingVisitor()
+            do {
+                _ = try ArchiveReader(path: path).collectProblems(into: &visitor)
+            } catch let interrupted as ArchiveReader.Interrupted {
+                #expect("\(interrupted.error)".contains("unexpected '!'"))
+                return interrupted.summary.jsonBytes
+            }
+            Issue.record("\(path) was read as sound")
+            return -1
+        }
+        for _ in 0..<20 {
+            #expect(try jsonBytes(files.gzip) == jsonBytes(files.plain))
+        }
+    }
+
+    @Test("verify and inspect of a gzip archive broken early, through the binary: refused, and no data race (under the thread sanitizer)")
+    func stoppedReadThroughTheBinary() throws {
+        let dir = TemporaryDirectory()
+        let files = try Self.brokenEarly(in: dir)
+        for command in ["verify", "inspect"] {
+            let result = try CLI.run([command, files.gzip])
+            #expect(result.exitCode == 1, "\(command): \(result.stderr)")
+            #expect((result.stdout + result.stderr).contains("unexpected '!'"), "\(command): \(result.stdout) \(result.stderr)")
+            #expect(!result.stderr.contains("ThreadSanitizer"), "\(command): \(result.stderr)")
+        }
+    }
 }
