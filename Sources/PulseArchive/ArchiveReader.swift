@@ -147,11 +147,15 @@ public struct ArchiveReader {
         case .plainJSON:
             content = raw
         }
-        let counted = CountingSource(content, limits: limits, compressed: gzip.map { reader in { reader.compressedBytes } })
         // A gzip file is inflated ahead on a second thread while this one parses (bytes in
-        // memory are small: tests and fuzzing).
-        let readAhead = bytes == nil ? gzip.map { reader in ReadAheadSource(counted) { reader.compressedBytes } } : nil
-        let scanner = JSONScanner(source: readAhead ?? counted, limits: limits)
+        // memory are small: tests and fuzzing). That thread only inflates: the count and the
+        // limits stay on this one, which sees the compressed size each chunk carries, so
+        // nothing the parser reads (`counted.count`) is written by the other thread.
+        let readAhead = bytes == nil ? gzip.map { reader in ReadAheadSource(reader) { reader.compressedBytes } } : nil
+        let compressed: (() -> Int64)? = readAhead.map { source in { source.compressedBytes } }
+            ?? gzip.map { reader in { reader.compressedBytes } }
+        let counted = CountingSource(readAhead ?? content, limits: limits, compressed: compressed)
+        let scanner = JSONScanner(source: counted, limits: limits)
         var summary = ArchiveSummary()
         summary.isCompressed = kind == .gzip
         summary.fileBytes = size

@@ -11,14 +11,29 @@ public protocol ByteSink: AnyObject {
     func finish() throws
 }
 
+/// A sink that can rewrite bytes it already wrote: a gzip header carries a checksum of the
+/// stream after it, known only at the end (`GzipWriter` requires one, so no sink can miss it).
+public protocol RewritableSink: ByteSink {
+    /// Bytes written so far; `patch` counts its offsets the same way, from the sink's first byte.
+    var bytesWritten: Int64 { get }
+    /// Rewrites bytes already written, from `offset` on.
+    func patch(_ bytes: [UInt8], at offset: Int64) throws
+}
+
 extension SystemFile: ByteSource {}
 
 /// Writes straight to a file.
-public final class FileSink: ByteSink {
+public final class FileSink: RewritableSink {
     public let file: SystemFile
     public private(set) var bytesWritten: Int64 = 0
+    /// Where the file's position stood when the sink began, so that a patch lands on the
+    /// sink's own bytes even when the file held others before them.
+    private let origin: Int64
 
-    public init(_ file: SystemFile) { self.file = file }
+    public init(_ file: SystemFile) {
+        self.file = file
+        origin = file.position()
+    }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         try file.write(bytes)
@@ -27,9 +42,8 @@ public final class FileSink: ByteSink {
 
     public func finish() throws {}
 
-    /// Rewrites bytes already written (a header field known only at the end).
     public func patch(_ bytes: [UInt8], at offset: Int64) throws {
-        try file.write(bytes, at: offset)
+        try file.write(bytes, at: origin + offset)
     }
 }
 

@@ -6,7 +6,12 @@ import CZlib
 /// any byte after the member is an error, so a truncated, corrupted or appended file never
 /// reads as sound.
 public final class GzipReader: ByteSource {
-    private var stream = z_stream()
+    /// zlib records the stream's address at `inflateInit2_` and checks it on every call, so the
+    /// stream lives at an address of its own for the reader's lifetime (a stored property's
+    /// address is the caller's only for the duration of one call).
+    private let stream: UnsafeMutablePointer<z_stream>
+    /// Whether `inflateInit2_` succeeded, so `deinit` ends only a stream that was started.
+    private var started = false
     private let source: ByteSource
     /// The file's name, for messages.
     private let name: String
@@ -25,39 +30,49 @@ public final class GzipReader: ByteSource {
     }
 
     /// - Parameter name: how messages call the input.
-    public init(source: ByteSource, name: String, bufferSize: Int = 256 * 1024) throws {
+    public convenience init(source: ByteSource, name: String, bufferSize: Int = 256 * 1024) throws {
+        // 15 window bits + 16: expect a gzip wrapper, nothing else.
+        try self.init(source: source, name: name, bufferSize: bufferSize, windowBits: 15 + 16)
+    }
+
+    /// - Parameter windowBits: zlib's; tests pass an invalid value to make the start fail.
+    init(source: ByteSource, name: String, bufferSize: Int, windowBits: Int32) throws {
         self.source = source
         self.name = name
         self.input = .allocate(byteCount: bufferSize, alignment: 16)
-        // 15 window bits + 16: expect a gzip wrapper, nothing else.
-        let status = inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        self.stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        // Every property is set: from here a throw runs `deinit`, the one place that frees.
+        let status = inflateInit2_(stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
-            input.deallocate()
-            throw ArchiveError(.io, "cannot start the gzip decoder (zlib status \(status))")
+            throw ArchiveError(.io, "cannot start the gzip decoder of \(name) (zlib status \(status))")
         }
+        started = true
     }
 
     deinit {
-        inflateEnd(&stream)
+        if started { inflateEnd(stream) }
+        stream.deinitialize(count: 1)
+        stream.deallocate()
         input.deallocate()
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !finished, buffer.count > 0 else { return 0 }
-        stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.avail_out = uInt(buffer.count)
-        while stream.avail_out == uInt(buffer.count) {
-            if stream.avail_in == 0 && !inputEnded { try refill() }
-            let status = inflate(&stream, Z_NO_FLUSH)
+        stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(buffer.count)
+        while stream.pointee.avail_out == uInt(buffer.count) {
+            if stream.pointee.avail_in == 0 && !inputEnded { try refill() }
+            let status = inflate(stream, Z_NO_FLUSH)
             switch status {
             case Z_STREAM_END:
                 finished = true
                 try requireNothingAfterStream()
-                return buffer.count - Int(stream.avail_out)
+                return buffer.count - Int(stream.pointee.avail_out)
             case Z_OK:
                 continue
             case Z_BUF_ERROR:
-                if stream.avail_in == 0 && inputEnded {
+                if stream.pointee.avail_in == 0 && inputEnded {
                     throw ArchiveError(.damagedCompression, "the gzip stream of \(name) ends early: the file was cut short")
                 }
             case Z_DATA_ERROR, Z_NEED_DICT:
@@ -68,14 +83,14 @@ public final class GzipReader: ByteSource {
                 throw ArchiveError(.damagedCompression, "the gzip stream of \(name) cannot be decoded (zlib status \(status))")
             }
         }
-        return buffer.count - Int(stream.avail_out)
+        return buffer.count - Int(stream.pointee.avail_out)
     }
 
     private var zlibMessage: String {
-        stream.msg.map { String(cString: $0) } ?? "unknown error"
+        stream.pointee.msg.map { String(cString: $0) } ?? "unknown error"
     }
 
-    private var position: Int64 { compressedBytes - Int64(stream.avail_in) }
+    private var position: Int64 { compressedBytes - Int64(stream.pointee.avail_in) }
 
     private func refill() throws {
         let n = try source.read(into: input)
@@ -89,12 +104,12 @@ public final class GzipReader: ByteSource {
         }
         compressedBytes += Int64(n)
         if n == 0 { inputEnded = true }
-        stream.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.avail_in = uInt(n)
+        stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_in = uInt(n)
     }
 
     private func requireNothingAfterStream() throws {
-        var trailing = Int64(stream.avail_in)
+        var trailing = Int64(stream.pointee.avail_in)
         if trailing == 0 && !inputEnded {
             let n = try source.read(into: input)
             compressedBytes += Int64(n)
@@ -149,13 +164,23 @@ public final class GzipReader: ByteSource {
 /// deflate has bits that do not change the content (padding, unused code lengths), so the header
 /// also carries a CRC-32 of everything after it (extra subfield `PA`, ignored by other gzip
 /// readers), patched in when the stream is complete, and a header CRC (FHCRC) over it all.
+/// The patch is why the output must be a `RewritableSink`: a sink that could not take it would
+/// get a header whose checksum no reader accepts.
 /// No timestamp: two exports of the same data are identical.
 public final class GzipWriter: ByteSink {
-    private var stream = z_stream()
-    private var header = gz_header()
-    private let output: ByteSink
-    private let buffer: UnsafeMutableRawBufferPointer
+    /// zlib records the stream's address at `deflateInit2_` and checks it on every call, so the
+    /// stream lives at an address of its own for the writer's lifetime.
+    private let stream: UnsafeMutablePointer<z_stream>
+    /// zlib keeps the header's address from `deflateSetHeader` (and, through it, the extra
+    /// field's) until a later `deflate` writes the header: both live as long as the stream.
+    private let header: UnsafeMutablePointer<gz_header>
     private let extra: UnsafeMutablePointer<Bytef>
+    /// Whether `deflateInit2_` succeeded, so `deinit` ends only a stream that was started.
+    private var started = false
+    private let output: RewritableSink
+    /// Where the header begins in the output, for the patch.
+    private let headerOffset: Int64
+    private let buffer: UnsafeMutableRawBufferPointer
     /// Where the header ends and the checked stream begins: 10 fixed bytes, XLEN, the 8-byte
     /// extra field, the header CRC.
     private static let headerLength = 22
@@ -178,31 +203,44 @@ public final class GzipWriter: ByteSink {
     ///   - keepsTo: content that would inflate past `writerInflateRatio` of these limits is
     ///     stored instead of compressed, so the reader's inflate-ratio guard never refuses a
     ///     file this writer made, whatever the content (an 8 MiB attachment of zeros).
-    public init(output: ByteSink, level: Int32 = 6, bufferSize: Int = 256 * 1024, keepsTo: ArchiveLimits? = .standard) throws {
+    public init(output: RewritableSink, level: Int32 = 6, bufferSize: Int = 256 * 1024, keepsTo: ArchiveLimits? = .standard) throws {
         self.output = output
         self.level = level
         self.keepsTo = keepsTo
-        self.buffer = .allocate(byteCount: bufferSize, alignment: 16)
-        let status = deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
-                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
-        guard status == Z_OK else {
-            buffer.deallocate()
-            throw ArchiveError(.io, "cannot start the gzip encoder (zlib status \(status))")
-        }
+        headerOffset = output.bytesWritten
+        buffer = .allocate(byteCount: bufferSize, alignment: 16)
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        header = .allocate(capacity: 1)
+        header.initialize(to: gz_header())
         extra = .allocate(capacity: 8)
         // Subfield "PA", 4 bytes: the stream checksum, zero until `finish` patches it in.
         for (i, byte) in [0x50, 0x41, 4, 0, 0, 0, 0, 0].enumerated() { extra[i] = Bytef(byte) }
-        header.extra = extra
-        header.extra_len = 8
-        header.hcrc = 1
-        header.os = 255  // unknown: the file is the same whoever wrote it
-        deflateSetHeader(&stream, &header)
+        header.pointee.extra = extra
+        header.pointee.extra_len = 8
+        header.pointee.hcrc = 1
+        header.pointee.os = 255  // unknown: the file is the same whoever wrote it
+        // Every property is set: from here a throw runs `deinit`, the one place that frees.
+        let status = deflateInit2_(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
+                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard status == Z_OK else {
+            throw ArchiveError(.io, "cannot start the gzip encoder (zlib status \(status))")
+        }
+        started = true
+        let headerStatus = deflateSetHeader(stream, header)
+        guard headerStatus == Z_OK else {
+            throw ArchiveError(.io, "cannot set the gzip header (zlib status \(headerStatus))")
+        }
     }
 
     deinit {
-        deflateEnd(&stream)
-        buffer.deallocate()
+        if started { deflateEnd(stream) }
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+        header.deinitialize(count: 1)
+        header.deallocate()
         extra.deallocate()
+        buffer.deallocate()
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
@@ -211,9 +249,9 @@ public final class GzipWriter: ByteSink {
         while offset < bytes.count {
             let n = min(Self.slice, bytes.count - offset)
             uncompressedBytes += Int64(n)
-            stream.next_in = UnsafeMutablePointer(mutating: (base + offset).assumingMemoryBound(to: Bytef.self))
-            stream.avail_in = uInt(n)
-            while stream.avail_in > 0 {
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: (base + offset).assumingMemoryBound(to: Bytef.self))
+            stream.pointee.avail_in = uInt(n)
+            while stream.pointee.avail_in > 0 {
                 try deflateStep(flush: Z_NO_FLUSH)
             }
             offset += n
@@ -238,33 +276,36 @@ public final class GzipWriter: ByteSink {
 
     /// Changes the compression level after compressing (and writing out) all zlib holds.
     private func switchLevel(to newLevel: Int32) throws {
-        repeat { try deflateStep(flush: Z_BLOCK) } while stream.avail_out == 0
-        stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.avail_out = uInt(buffer.count)
-        let status = deflateParams(&stream, newLevel, Z_DEFAULT_STRATEGY)
+        repeat { try deflateStep(flush: Z_BLOCK) } while stream.pointee.avail_out == 0
+        stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(buffer.count)
+        let status = deflateParams(stream, newLevel, Z_DEFAULT_STRATEGY)
         try emit()
         guard status == Z_OK else { throw ArchiveError(.io, "gzip compression failed (zlib status \(status) changing the level)") }
     }
 
     public func finish() throws {
-        stream.next_in = nil
-        stream.avail_in = 0
+        stream.pointee.next_in = nil
+        stream.pointee.avail_in = 0
         while try deflateStep(flush: Z_FINISH) != Z_STREAM_END {}
-        if let file = output as? FileSink, headerBytes.count >= Self.headerLength {
-            var patched = Array(headerBytes[0..<20])
-            let checksum = UInt32(truncatingIfNeeded: streamCRC)
-            for i in 0..<4 { patched[16 + i] = UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(i))) }
-            let headerCRC = UInt32(truncatingIfNeeded: patched.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) })
-            try file.patch(Array(patched[16..<20]) + [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8 & 0xFF)], at: 16)
+        // A finished stream always holds the whole header; checked all the same, so that a
+        // checksum is never silently left out.
+        guard headerBytes.count == Self.headerLength else {
+            throw ArchiveError(.io, "gzip compression ended before its header was complete (\(headerBytes.count) bytes)")
         }
+        var patched = Array(headerBytes[0..<20])
+        let checksum = UInt32(truncatingIfNeeded: streamCRC)
+        for i in 0..<4 { patched[16 + i] = UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(i))) }
+        let headerCRC = UInt32(truncatingIfNeeded: patched.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) })
+        try output.patch(Array(patched[16..<20]) + [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8 & 0xFF)], at: headerOffset + 16)
         try output.finish()
     }
 
     @discardableResult
     private func deflateStep(flush: Int32) throws -> Int32 {
-        stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.avail_out = uInt(buffer.count)
-        let status = deflate(&stream, flush)
+        stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(buffer.count)
+        let status = deflate(stream, flush)
         guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
             throw ArchiveError(.io, "gzip compression failed (zlib status \(status))")
         }
@@ -274,7 +315,7 @@ public final class GzipWriter: ByteSink {
 
     /// Writes out what zlib put in the buffer.
     private func emit() throws {
-        let count = buffer.count - Int(stream.avail_out)
+        let count = buffer.count - Int(stream.pointee.avail_out)
         if count > 0 {
             let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count])
             if headerBytes.count < Self.headerLength { headerBytes += bytes.prefix(Self.headerLength - headerBytes.count) }

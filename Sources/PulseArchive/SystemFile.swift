@@ -77,6 +77,11 @@ public final class SystemFile {
         guard fsync(fd) == 0 else { throw ArchiveError(.io, "cannot flush \(path) to disk: \(errnoText())") }
     }
 
+    /// Where the next `write` lands; 0 for what has none (a pipe).
+    public func position() -> Int64 {
+        max(0, Int64(lseek(fd, 0, SEEK_CUR)))
+    }
+
     /// The file's size in bytes.
     public func size() -> Int64 {
         var info = stat()

@@ -150,11 +150,11 @@ enum Seeds {
     static let ours = directory + "/ours-format2.json.gz"
 
     /// The format-2 seed as an object, to derive hostile variants from.
-    static func appObject() throws -> [String: JSONNode] {
+    static func appObject() throws -> [ByteKey: JSONNode] {
         try #require(try JSONNode.parse(Array(FileManager.default.contents(atPath: appFormat2)!)).objectValue)
     }
 
-    static func androidObject() throws -> [String: JSONNode] {
+    static func androidObject() throws -> [ByteKey: JSONNode] {
         try #require(try JSONNode.parse(Array(FileManager.default.contents(atPath: android)!)).objectValue)
     }
 }
@@ -162,7 +162,7 @@ enum Seeds {
 /// Archives built for the suite.
 enum ClosureArchives {
     /// A variant of the format-2 seed (or, with `android`, the Android seed) written as plain JSON.
-    static func variant(_ name: String, android: Bool = false, _ edit: @escaping @Sendable (inout [String: JSONNode]) throws -> Void)
+    static func variant(_ name: String, android: Bool = false, _ edit: @escaping @Sendable (inout [ByteKey: JSONNode]) throws -> Void)
         -> @Sendable (TemporaryDirectory) throws -> [String] {
         { dir in
             var object = android ? try Seeds.androidObject() : try Seeds.appObject()
@@ -172,7 +172,7 @@ enum ClosureArchives {
     }
 
     /// Sets `field` of row `row` of the array under `key`.
-    static func set(_ object: inout [String: JSONNode], _ key: String, row: Int = 0, _ field: String, _ value: JSONNode) throws {
+    static func set(_ object: inout [ByteKey: JSONNode], _ key: String, row: Int = 0, _ field: String, _ value: JSONNode) throws {
         var rows = try #require(object[key]?.arrayValue, "no \(key)")
         var members = try #require(rows[row].objectValue)
         members[field] = value
@@ -181,7 +181,7 @@ enum ClosureArchives {
     }
 
     /// Sets every field of `type` in the first row of each table in `tables`.
-    static func setAll(_ object: inout [String: JSONNode], tables: [ArchiveTable], type: FieldType, to value: JSONNode,
+    static func setAll(_ object: inout [ByteKey: JSONNode], tables: [ArchiveTable], type: FieldType, to value: JSONNode,
                        skipping: Set<String> = []) throws {
         for table in tables {
             for field in table.fields where field.type == type && !skipping.contains(field.name) && field.name != table.uniqueKey {
@@ -223,22 +223,22 @@ enum ClosureArchives {
     /// readiness or cycle days.
     static func android(fromApp text: String) throws -> String {
         let app = try #require(try JSONNode.parse(Array(text.utf8)).objectValue)
-        var out: [String: JSONNode] = ["formatVersion": .number("1"), "exportedAt": .number("1773604800000"), "appVersion": .string("2.3.1")]
+        var out: [ByteKey: JSONNode] = ["formatVersion": .number("1"), "exportedAt": .number("1773604800000"), "appVersion": .string("2.3.1")]
         let renamedKeys = Dictionary(uniqueKeysWithValues: AndroidDialect.renamedTables.map { ($0.value.key, $0.key) })
         for table in ArchiveTable.all where table != .readinessDailies && table != .cycleDays {
             let rows = try #require(app[table.key]?.arrayValue)
             let fieldNames = AndroidDialect.sources[table.key] ?? [:]
             out[renamedKeys[table.key] ?? table.key] = .array(try rows.map { row in
-                var converted: [String: JSONNode] = [:]
+                var converted: [ByteKey: JSONNode] = [:]
                 for (name, value) in try #require(row.objectValue) {
                     var value = value
-                    if table.fields.first(where: { $0.name == name })?.type == .date, let text = value.stringValue {
+                    if table.fields.first(where: { $0.name == name.text })?.type == .date, let text = value.stringValue {
                         value = .number(String(try #require(ArchiveDate.parse(text))))
                     }
-                    if table == .activityBucketSamples, name == "startEpoch" {
+                    if table == .activityBucketSamples, name.text == "startEpoch" {
                         value = .number(String(try #require(value.integerValue) * 1000))
                     }
-                    converted[fieldNames[name] ?? name] = value
+                    converted[fieldNames[name.text] ?? name.text] = value
                 }
                 return .object(converted)
             })
@@ -247,7 +247,7 @@ enum ClosureArchives {
             let rows = try #require(app[table.rawValue]?.arrayValue)
             out[table.rawValue] = .array(try rows.map { row in
                 var converted = try #require(row.objectValue)
-                for (key, value) in converted where key.hasSuffix("At") {
+                for (key, value) in converted where key.text.hasSuffix("At") {
                     let text = try #require(value.stringValue)
                     converted[key] = .number(String(try #require(ArchiveDate.parse(text))))
                 }
@@ -458,7 +458,7 @@ struct ClosureTests {
     func knownDateViolations(_ input: Case) throws { try Closure.check(input) }
 
     /// The format-2 seed with one more setting, or attachment, named `name`.
-    static func withKey(_ name: String, setting: Bool) -> @Sendable (inout [String: JSONNode]) throws -> Void {
+    static func withKey(_ name: String, setting: Bool) -> @Sendable (inout [ByteKey: JSONNode]) throws -> Void {
         { object in
             if setting {
                 var settings = try #require(object["settings"]?.objectValue)
@@ -538,5 +538,13 @@ struct ClosureTests {
             #expect(refused.exitCode == 1)
             #expect(refused.stderr.contains("named-file.json"), "\(command[0]): \(refused.stderr)")
         }
+    }
+}
+
+/// The closure fixtures edit JSON objects by field names they hold as `String`s.
+extension Dictionary where Key == ByteKey {
+    subscript(_ key: String) -> Value? {
+        get { self[ByteKey(key)] }
+        set { self[ByteKey(key)] = newValue }
     }
 }
