@@ -313,22 +313,7 @@ enum Shell {
     static func run(_ command: String) throws -> CLI.Result {
         let process = CLI.process(["-c", command])
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        nonisolated(unsafe) var errData = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            errData = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return CLI.Result(exitCode: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                          stderr: String(decoding: errData, as: UTF8.self))
+        return try CLI.collect(process)
     }
 }
 

@@ -53,14 +53,7 @@ private func sampleBytes(_ count: Int, seed: UInt64 = 7) -> [UInt8] {
 }
 
 private func inflate(_ bytes: [UInt8]) throws -> [UInt8] {
-    let reader = try GzipReader(source: MemorySource(bytes), name: "memory")
-    var out: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
-        if n == 0 { return out }
-        out += buffer[0..<n]
-    }
+    try readToEnd(try GzipReader(source: MemorySource(bytes), name: "memory"))
 }
 
 @Suite("C and lifetime defects: zlib's streams, threads and descriptors")

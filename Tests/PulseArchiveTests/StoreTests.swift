@@ -238,7 +238,11 @@ struct StoreTests {
 }
 
 func gunzip(_ path: String) throws -> [UInt8] {
-    let reader = try GzipReader(file: SystemFile.openForReading(path))
+    try readToEnd(try GzipReader(file: SystemFile.openForReading(path)))
+}
+
+/// Everything a gzip reader gives, whatever its source.
+func readToEnd(_ reader: GzipReader) throws -> [UInt8] {
     var out: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65_536)
     while true {

@@ -69,7 +69,11 @@ enum CLI {
 
     @discardableResult
     static func run(_ arguments: [String], environment: [String: String] = [:], in directory: String? = nil) throws -> Result {
-        let process = process(arguments, environment: environment, in: directory)
+        try collect(process(arguments, environment: environment, in: directory))
+    }
+
+    /// Runs `process` to its end and returns its exit status and both outputs.
+    static func collect(_ process: Process) throws -> Result {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
