@@ -47,13 +47,13 @@ final class SQLiteDatabase {
         self.path = path
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW | (attachesReadOnly ? SQLITE_OPEN_URI : 0)
-        var name = path
+        var name = Self.resolvingDirectory(path)
         switch access {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         case .immutable:
             flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
-            name = Self.uri(path, immutable: true)
+            name = Self.uri(name, immutable: true)
         }
         let status = sqlite3_open_v2(name, &db, flags, nil)
         guard status == SQLITE_OK, let db else {
@@ -80,8 +80,29 @@ final class SQLiteDatabase {
     /// Attaches the database file at `path` as `schema`, read-only: a statement that would
     /// write to it fails. The connection must have been opened with `attachesReadOnly`.
     /// - Parameter immutable: attach as `Access.immutable` (the store was opened so).
+    /// Attaches the database at `path` for reading and writing, under a linked directory too
+    /// (`resolvingDirectory`).
+    func attach(_ path: String, as schema: String) throws {
+        try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(Self.resolvingDirectory(path))])
+    }
+
     func attachReadOnly(_ path: String, as schema: String, immutable: Bool = false) throws {
-        try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(Self.uri(path, immutable: immutable))])
+        try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(Self.uri(Self.resolvingDirectory(path), immutable: immutable))])
+    }
+
+    /// `path` with the links in its directories resolved, its last component as it is.
+    /// `SQLITE_OPEN_NOFOLLOW` refuses a link anywhere in the name, but only a link at the
+    /// database file itself would make SQLite write elsewhere: a store under a linked directory
+    /// (macOS's `/tmp`, a linked home or mount) must open. A directory that cannot be resolved
+    /// is left for the open to report.
+    static func resolvingDirectory(_ path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let last = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let resolved = realpath(directory, nil) else { return path }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        return (real == "/" ? "" : real) + "/" + last
     }
 
     /// A read-only URI filename for `path`, every byte outside the unreserved set

@@ -197,6 +197,12 @@ extension PulseStore {
     private func writeSafetyBackup(options: ImportOptions) throws -> String {
         let backups = directory + "/" + Self.backupsDirectoryName
         do {
+            // The backup is the store's own file: a `backups` link would put it wherever the
+            // link points, outside the store.
+            var info = stat()
+            if lstat(backups, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+                throw StoreFiles.linkError(backups, name: Self.backupsDirectoryName)
+            }
             try PrivateFiles.createDirectory(backups)
             let stamp = try ArchiveDate.format(options.now)
                 .replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: ".", with: "-")
@@ -213,7 +219,7 @@ extension PulseStore {
     /// - Parameter committing: runs the transaction's COMMIT.
     private func apply(_ staging: StagingArea, mode: ImportMode, documentSwap: String?,
                        committing: (_ commit: () throws -> Void) throws -> Void) throws -> [String: Int] {
-        try database.prepare("ATTACH DATABASE ? AS staging").run([.string(staging.databasePath)])
+        try database.attach(staging.databasePath, as: "staging")
         defer { try? database.execute("DETACH DATABASE staging") }
         return try database.transaction(committing: committing) {
             if let documentSwap {

@@ -296,6 +296,39 @@ struct FileSystemEdgeTests {
         #expect(days.map { $0["date"] as? String } == ["0000-01-01", "-0001-12-31"])
     }
 
+    @Test("a store under a linked directory opens for every command: only links inside the store are refused")
+    func storeUnderLinkedDirectory() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("real"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir.file("alias"), withDestinationPath: dir.file("real"))
+        let store = dir.file("alias/store")
+        let imported = try CLI.run(["import", Repository.sampleFormat2, "--store", store, "--no-backfill"])
+        #expect(imported.exitCode == 0, "\(imported.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir.file("real/store/pulse.sqlite")))
+        try FileManager.default.createSymbolicLink(atPath: dir.file("storelink"), withDestinationPath: dir.file("real/store"))
+        let exported = try CLI.run(["export", "--store", dir.file("storelink"), "-o", dir.file("e.json.gz")])
+        #expect(exported.exitCode == 0, "\(exported.stderr)")
+        let verified = try CLI.run(["verify", dir.file("e.json.gz"), "--store", store])
+        #expect(verified.exitCode == 0, "\(verified.stdout)\(verified.stderr)")
+        let shown = try CLI.run(["readiness", "--store", store])
+        #expect(shown.exitCode == 0, "\(shown.stderr)")
+        let replaced = try CLI.run(["import", dir.file("e.json.gz"), "--store", store, "--replace", "--no-backfill"])
+        #expect(replaced.exitCode == 0, "\(replaced.stderr)")
+    }
+
+    @Test("a backups link in the store is refused: the safety backup is never written where it points")
+    func backupsLink() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 2)
+        try FileManager.default.createDirectory(atPath: dir.file("victim"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir.file("s/backups"), withDestinationPath: dir.file("victim"))
+        let database = StoreFixtures.bytes(dir.file("s/pulse.sqlite"))
+        let result = try CLI.run(["import", Repository.sampleFormat2, "--store", dir.file("s"), "--replace", "--no-backfill"])
+        #expect(result.exitCode == 1 && result.stderr.contains("backups") && result.stderr.contains("is a symbolic link"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("victim")).isEmpty)
+        #expect(StoreFixtures.bytes(dir.file("s/pulse.sqlite")) == database)
+    }
+
     @Test("a failed safety backup says it was the safety backup, and the store is unchanged")
     func failedSafetyBackup() throws {
         let dir = TemporaryDirectory()
