@@ -77,15 +77,15 @@ final class SQLiteDatabase {
         handle = nil
     }
 
-    /// Attaches the database file at `path` as `schema`, read-only: a statement that would
-    /// write to it fails. The connection must have been opened with `attachesReadOnly`.
-    /// - Parameter immutable: attach as `Access.immutable` (the store was opened so).
     /// Attaches the database at `path` for reading and writing, under a linked directory too
     /// (`resolvingDirectory`).
     func attach(_ path: String, as schema: String) throws {
         try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(Self.resolvingDirectory(path))])
     }
 
+    /// Attaches the database file at `path` as `schema`, read-only: a statement that would
+    /// write to it fails. The connection must have been opened with `attachesReadOnly`.
+    /// - Parameter immutable: attach as `Access.immutable` (the store was opened so).
     func attachReadOnly(_ path: String, as schema: String, immutable: Bool = false) throws {
         try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(Self.uri(Self.resolvingDirectory(path), immutable: immutable))])
     }
@@ -94,8 +94,11 @@ final class SQLiteDatabase {
     /// `SQLITE_OPEN_NOFOLLOW` refuses a link anywhere in the name, but only a link at the
     /// database file itself would make SQLite write elsewhere: a store under a linked directory
     /// (macOS's `/tmp`, a linked home or mount) must open. A directory that cannot be resolved
-    /// is left for the open to report.
+    /// is left for the open to report. SQLite's own names, `:memory:` and the empty name of a
+    /// temporary database, are no files and pass unchanged: resolved, `:memory:` became a file
+    /// of that name in the working directory.
     static func resolvingDirectory(_ path: String) -> String {
+        if path == ":memory:" || path.isEmpty { return path }
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let last = slash.map { String(path[path.index(after: $0)...]) } ?? path
