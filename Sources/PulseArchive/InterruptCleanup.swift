@@ -48,6 +48,16 @@ public enum InterruptCleanup {
         return created
     }
 
+    /// Runs `step` wholly before an interruption's removal, or never: once the removal has
+    /// begun, `step` waits until the process ends. For a step that creates a directory (which
+    /// may be a registered path, or its parent, that the removal would otherwise race), and
+    /// for a step that makes a path temporary again together with the record that needed it.
+    public static func uninterrupted<T>(_ step: () throws -> T) rethrows -> T {
+        registry.lock.lock()
+        defer { registry.lock.unlock() }
+        return try step()
+    }
+
     /// From now on an interruption leaves `path` alone.
     public static func unregister(_ path: String) {
         registry.lock.lock()
@@ -114,9 +124,13 @@ public enum InterruptCleanup {
         return set
     }
 
-    /// Removes a file or a directory tree. Other threads may still be writing into it, so a
-    /// directory that gained an entry while it was emptied is emptied again.
-    private static func removeTree(_ path: String) {
+    /// Removes a file or a directory tree. Other threads may still be writing into it: it is
+    /// first renamed aside, so that what they create later under its name fails (no one can
+    /// create the directory again, see `uninterrupted`) instead of landing in a tree being emptied;
+    /// a directory that still gained an entry while it was emptied is emptied again.
+    private static func removeTree(_ original: String) {
+        let aside = original + ".removing-\(getpid())"
+        let path = rename(original, aside) == 0 ? aside : original
         for _ in 0..<100 {
             do {
                 try FileManager.default.removeItem(atPath: path)

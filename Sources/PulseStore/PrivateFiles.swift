@@ -18,13 +18,19 @@ enum PrivateFiles {
     }
 
     /// Creates `path` and any missing parents, each readable by its owner only.
+    ///
+    /// Each `mkdir` runs under `InterruptCleanup.uninterrupted`: once an interruption has begun to
+    /// remove a temporary directory (a new store, a staging or scratch directory), no thread
+    /// can create it again as the parent of something it is still writing, and leave it behind.
     static func createDirectory(_ path: String) throws {
         if isDirectory(path) { return }
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/") {
             prefix += component
             if !isDirectory(prefix) {
-                guard mkdir(prefix, 0o700) == 0 || errno == EEXIST else {
+                let failure = InterruptCleanup.uninterrupted { mkdir(prefix, 0o700) == 0 ? 0 : errno }
+                guard failure == 0 || failure == EEXIST else {
+                    errno = failure
                     throw StoreError(.io, "cannot create the directory \(prefix): \(errnoText())")
                 }
                 guard isDirectory(prefix) else {
