@@ -33,11 +33,15 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
     public let message: String
     /// The table, or `settings`, `attachments`, `documents`, when the problem is in one.
     public let table: String?
+    /// Which limit a `limitExceeded` error passed, so a front end can say how to raise it
+    /// (the library names the limit, not a command-line option).
+    public let limit: ArchiveLimits.Name?
 
-    public init(_ kind: Kind, _ message: String, table: String? = nil) {
+    public init(_ kind: Kind, _ message: String, table: String? = nil, limit: ArchiveLimits.Name? = nil) {
         self.kind = kind
         self.message = message
         self.table = table
+        self.limit = limit
     }
 
     /// Problems a read can step over to report the next one: the value is consumed, the
@@ -51,7 +55,7 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The same error with the file named in front of its message, unless it names it already
     /// (errors of opening or inflating a file do).
     public func naming(file: String) -> ArchiveError {
-        message.contains(file) ? self : ArchiveError(kind, "\(file): \(message)", table: table)
+        message.contains(file) ? self : ArchiveError(kind, "\(file): \(message)", table: table, limit: limit)
     }
 
     /// The wording for anything the app would call "isn't a PulseLoop export, or it's damaged".

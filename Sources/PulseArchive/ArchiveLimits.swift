@@ -3,8 +3,17 @@
 public struct ArchiveLimits: Sendable, Equatable {
     /// Deepest JSON nesting accepted anywhere, unknown keys included.
     public var maxDepth: Int
-    /// Longest single string after decoding escapes, attachments included.
+    /// Longest single string after decoding escapes, attachments included. A string is held
+    /// whole (with its decoded bytes and the copy a store or round trip takes), so this bounds
+    /// memory: a verify holds about eight times the largest attachment (its base64, its bytes,
+    /// the copies the worker thread and SQLite take), so 12 MiB keeps every command under
+    /// 150 MB (docs/reliability.md, "Memory").
     public var maxStringBytes: Int
+    /// Largest JSON text of a value the reader holds whole as a tree: a document, a row of the
+    /// Android dialect, a meal or food row, a settings blob. A tree takes several times its
+    /// text in memory (up to about 20 times for `[[0],[0],…]`), hence a limit of its own; a
+    /// workout document is a few kilobytes.
+    public var maxWholeValueBytes: Int
     /// Longest number literal.
     public var maxNumberLength: Int
     /// Largest decompressed (or plain) archive content.
@@ -15,10 +24,11 @@ public struct ArchiveLimits: Sendable, Equatable {
     public var maxInflateRatio: Double
     public var inflateRatioGrace: Int64
 
-    public init(maxDepth: Int = 256, maxStringBytes: Int = 256 << 20, maxNumberLength: Int = 64,
+    public init(maxDepth: Int = 256, maxStringBytes: Int = 12 << 20, maxWholeValueBytes: Int = 2 << 20, maxNumberLength: Int = 64,
                 maxUncompressedBytes: Int64 = 64 << 30, maxInflateRatio: Double = 200, inflateRatioGrace: Int64 = 8 << 20) {
         self.maxDepth = maxDepth
         self.maxStringBytes = maxStringBytes
+        self.maxWholeValueBytes = maxWholeValueBytes
         self.maxNumberLength = maxNumberLength
         self.maxUncompressedBytes = maxUncompressedBytes
         self.maxInflateRatio = maxInflateRatio
@@ -27,7 +37,12 @@ public struct ArchiveLimits: Sendable, Equatable {
 
     public static let standard = ArchiveLimits()
 
-    /// The most bytes whose standard base64 fits in one string of `maxStringBytes` (192 MiB by
+    /// Names a limit, so that a front end can say how to raise the one that was passed.
+    public enum Name: String, Sendable, Equatable {
+        case depth, stringBytes, wholeValueBytes, numberLength, uncompressedBytes, inflateRatio
+    }
+
+    /// The most bytes whose standard base64 fits in one string of `maxStringBytes` (9 MiB by
     /// default): an attachment, a document file, or a document's own bytes travel as base64, so
     /// this is how large each can be and still be read back.
     public var maxBase64PayloadBytes: Int { maxStringBytes / 4 * 3 }
@@ -38,7 +53,18 @@ public struct ArchiveLimits: Sendable, Equatable {
     public func checkBase64Payload(_ byteCount: Int, _ what: @autoclosure () -> String) throws {
         guard byteCount <= maxBase64PayloadBytes else {
             throw ArchiveError(.limitExceeded, "\(what()) holds \(byteCount) bytes; an archive carries at most \(maxBase64PayloadBytes) bytes "
-                + "in one value (its base64 must fit the string limit of \(maxStringBytes) bytes), so it cannot be backed up")
+                + "in one value (its base64 must fit the string limit of \(maxStringBytes) bytes), so it cannot be backed up", limit: .stringBytes)
+        }
+    }
+
+    /// The one whole-value rule: the reader refuses a tree whose text passes
+    /// `maxWholeValueBytes` as it reads it; the writer refuses to write one (naming it), so
+    /// every archive it writes reads back with the same limits.
+    /// - Parameter what: names the value (`documents[3].document`, `documents: Splits/….json`).
+    public func checkWholeValue(_ byteCount: some BinaryInteger, _ what: @autoclosure () -> String) throws {
+        guard byteCount <= maxWholeValueBytes else {
+            throw ArchiveError(.limitExceeded, "\(what()): its JSON passes the limit of \(maxWholeValueBytes) bytes for a value held whole "
+                + "(a document, an Android row, a meal or food row, a settings blob)", limit: .wholeValueBytes)
         }
     }
 

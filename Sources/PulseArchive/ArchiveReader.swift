@@ -73,7 +73,7 @@ public struct ArchiveReader {
     /// The problems a collecting read had recorded when a later, fatal error stopped it.
     public struct Interrupted: Error {
         public let error: Error
-        public let problems: [ArchiveError]
+        public let problems: BoundedProblems<ArchiveError>
         public let summary: ArchiveSummary
     }
 
@@ -216,7 +216,7 @@ struct EnvelopeParser {
     private var scratch: [UInt8] = []
     /// Keys an archive controls are compared as bytes (`ByteKey`), everywhere.
     private var keysSeen = Set<ByteKey>()
-    private var unknownFields: [String: [ByteKey: Int]] = [:]
+    private var unknownFields: [String: NameTally] = [:]
     private var rowsRead = 0
     /// Document paths by their case-folded spelling: the app's file system ignores case, so
     /// two paths that differ only in case would be one file there.
@@ -225,7 +225,7 @@ struct EnvelopeParser {
     private var dialect: ArchiveDialect?
     var dayKey: (Int64) -> String = { _ in "" }
     var probeDialect: () throws -> ArchiveDialect = { .ios }
-    private var unknownNames: [ByteKey: Int] = [:]
+    private var unknownNames = NameTally()
     var reportRows: ((Int) -> Void)?
     var keepsRowText = false
 
@@ -279,15 +279,24 @@ struct EnvelopeParser {
     mutating func finishSummary() {
         summary.jsonBytes = counted.count
         summary.problems = problems.problems
-        for (name, count) in unknownNames.sorted(by: { $0.key < $1.key }) {
+        for (name, count) in unknownNames.counts.sorted(by: { $0.key < $1.key }) {
             summary.warnings.append(ArchiveWarning(table: String(name.text.prefix { $0 != "." }),
                                                    message: "\(name) has no app value (kept verbatim) in \(count) row\(count == 1 ? "" : "s")"))
         }
+        if unknownNames.others > 0 {
+            summary.warnings.append(ArchiveWarning(table: nil, message: "\(unknownNames.others) more values have no app value (kept verbatim), "
+                + "past the first \(NameTally.namedLimit) names"))
+        }
         for (table, fields) in unknownFields.sorted(by: { $0.key < $1.key }) {
-            for (field, count) in fields.sorted(by: { $0.key < $1.key }) {
+            for (field, count) in fields.counts.sorted(by: { $0.key < $1.key }) {
                 summary.warnings.append(ArchiveWarning(
                     table: table,
                     message: "\(table): unknown field \(ShownText.quoted(field.text)) in \(count) row\(count == 1 ? "" : "s") (ignored)"))
+            }
+            if fields.others > 0 {
+                summary.warnings.append(ArchiveWarning(
+                    table: table,
+                    message: "\(table): \(fields.others) more unknown fields (ignored), past the first \(NameTally.namedLimit) names"))
             }
         }
     }
@@ -466,8 +475,10 @@ struct EnvelopeParser {
     private mutating func readBase64(at location: String) throws -> [UInt8] {
         try requireKind(0x22, "a string", at: location, depth: 3)
         try scanner.readStringBytes(into: &scratch)
-        guard let data = Data(base64Encoded: Data(scratch)) else { throw invalid(location, "invalid base64") }
-        return [UInt8](data)
+        // Decoded straight from the scanner's bytes: through `Data` it took three more copies of
+        // the largest value an archive holds.
+        guard let bytes = Base64.decode(scratch) else { throw invalid(location, "invalid base64") }
+        return bytes
     }
 
     private mutating func readAttachments<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
@@ -514,7 +525,7 @@ struct EnvelopeParser {
                         pathText = try parser.readStringValue(at: "\(location).path", depth: 3)
                     case "document" where key != "documentFiles":
                         try parser.requireKind(0x7B, "an object", at: "\(location).document", depth: 3)
-                        document = try JSONNode.read(parser.scanner, depth: 3, location: "\(location).document")
+                        document = try JSONNode.readWhole(parser.scanner, depth: 3, location: "\(location).document")
                     case "base64":
                         bytes = try parser.readBase64(at: "\(location).base64")
                     default:
@@ -540,6 +551,8 @@ struct EnvelopeParser {
                     guard let document else { throw parser.invalid(location, "missing required field \"document\"", table: "documents") }
                     // `base64` carries the file's own bytes when they are not the canonical
                     // encoding: they must hold the same document, or one of the two is lost.
+                    // Parsed whole to be compared, so they meet the whole-value limit as the document does.
+                    if let bytes { try parser.scanner.limits.checkWholeValue(bytes.count, "\(location).base64") }
                     if let bytes, (try? JSONNode.parse(bytes, limits: parser.scanner.limits)) != document {
                         throw parser.invalid(location, "the document at \(path.path) and its base64 bytes disagree (the bytes are not that document's JSON)", table: "documents")
                     }
@@ -566,9 +579,7 @@ struct EnvelopeParser {
             }
             parser.countRow()
         }
-        for (field, count) in decoder.unknownFields {
-            unknownFields[table.key, default: [:]][field, default: 0] += count
-        }
+        unknownFields[table.key, default: NameTally()].add(decoder.unknownFields)
         summary.rowsFound[table.key] = count
         try visitor.endTable(table, rowCount: count)
     }
@@ -589,12 +600,12 @@ struct EnvelopeParser {
             let location = "\(key)[\(index)]"
             try parser.problems.recovering {
                 let object = try parser.readRowObject(at: location, table: table.key)
-                for field in object.keys where !known.contains(field) { parser.unknownFields[table.key, default: [:]][field, default: 0] += 1 }
+                for field in object.keys where !known.contains(field) { parser.unknownFields[table.key, default: NameTally()].add(field) }
                 var unknownNames: [ByteKey] = []
                 let row = try AndroidDialect.mapRow(object, table: table, location: location, dayKey: parser.dayKey) { field, name in
                     unknownNames.append(ByteKey("\(table.key).\(field) \(ShownText.quoted(name))"))
                 }
-                for name in unknownNames { parser.unknownNames[name, default: 0] += 1 }
+                for name in unknownNames { parser.unknownNames.add(name) }
                 for (i, field) in table.fields.enumerated() where field.isExtension && !row[i].isNull {
                     parser.summary.extensionFields["\(table.key).\(field.name)", default: 0] += 1
                 }
@@ -623,7 +634,7 @@ struct EnvelopeParser {
 
     /// A row read whole as a JSON object.
     private mutating func readRowObject(at location: String, table: String) throws -> [ByteKey: JSONNode] {
-        guard let object = try JSONNode.read(scanner, depth: 2, location: location).objectValue else {
+        guard let object = try JSONNode.readWhole(scanner, depth: 2, location: location).objectValue else {
             throw invalid(location, "expected a row object", table: table)
         }
         return object
@@ -655,7 +666,7 @@ struct EnvelopeParser {
 
     /// Skips a member nobody reads, remembering it for the warnings.
     private mutating func skipUnknown(_ member: String, in section: String) throws {
-        unknownFields[section, default: [:]][ByteKey(member), default: 0] += 1
+        unknownFields[section, default: NameTally()].add(ByteKey(member))
         try scanner.skipValue(depth: 3)
     }
 

@@ -39,14 +39,15 @@ extension ArchiveVisitor {
 /// collecting read (for `verify`) records them all and goes on.
 public final class ProblemSink {
     public let collects: Bool
-    public private(set) var problems: [ArchiveError] = []
+    /// At most `BoundedProblems.perTable` per table; the rest counted.
+    public private(set) var problems = BoundedProblems<ArchiveError>()
 
     public init(collects: Bool) { self.collects = collects }
 
     /// Throws `problem` in strict mode; records it in collecting mode.
     public func report(_ problem: ArchiveError) throws {
         guard collects else { throw problem }
-        problems.append(problem)
+        problems.append(problem, table: problem.table)
     }
 
     /// Runs `body`; a recoverable `ArchiveError` it throws is reported instead.
@@ -110,8 +111,8 @@ public struct ArchiveSummary: Sendable, Equatable {
     public var jsonBytes: Int64 = 0
     public var warnings: [ArchiveWarning] = []
     /// Problems found by a collecting read (`ArchiveReader.collectsProblems`); empty otherwise,
-    /// since a strict read throws the first.
-    public var problems: [ArchiveError] = []
+    /// since a strict read throws the first. Bounded per table; the rest counted.
+    public var problems = BoundedProblems<ArchiveError>()
 
     /// `splits`, `workouts` and `stubs` when the file carries the document tree (zero counts
     /// included), else nothing: the document rows of a report's `tables`.

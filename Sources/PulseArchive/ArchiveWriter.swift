@@ -40,13 +40,17 @@ public struct ArchiveWriterOptions: Sendable {
     /// Puts `appVersion`, `counts`, `exportedAt` and `formatVersion` before the tables so a
     /// reader learns the version early (our files). False sorts every key, as the app does.
     public var envelopeKeysFirst: Bool
+    /// The limits of the reader that will read the archive back: a value past one is refused,
+    /// named, before anything is written.
+    public var limits: ArchiveLimits
 
     public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64,
-                envelopeKeysFirst: Bool = true) {
+                envelopeKeysFirst: Bool = true, limits: ArchiveLimits = .standard) {
         self.formatVersion = formatVersion
         self.appVersion = appVersion
         self.exportedAt = exportedAt
         self.envelopeKeysFirst = envelopeKeysFirst
+        self.limits = limits
     }
 
     /// The tables this format version carries.
@@ -71,9 +75,9 @@ public enum ArchiveWriter {
             throw ArchiveError(.unsupportedFeature, "cannot write format \(options.formatVersion): this tool writes formats 1 and 2")
         }
         let out = JSONOutput(sink: sink)
-        // What the reader accepts with default options: the writer refuses anything else, so
-        // every archive it writes can be read back (docs/reliability.md).
-        let limits = ArchiveLimits.standard
+        // What the reader accepts with these limits (by default, its own defaults): the writer
+        // refuses anything else, so every archive it writes can be read back (docs/reliability.md).
+        let limits = options.limits
         let tables = options.tables
         var counts: [String: Int] = [:]
         for table in tables { counts[table.key] = try content.rowCount(of: table) }
@@ -123,7 +127,7 @@ public enum ArchiveWriter {
             case .formatVersion:
                 out.int(options.formatVersion)
             case .table(let table):
-                let written = try writeRows(of: table, from: content, to: out) { written in
+                let written = try writeRows(of: table, from: content, to: out, limits: limits) { written in
                     let done = rowsBefore + written
                     if done & 0x1FFF == 0 { progress?(done, totalRows) }
                 }
@@ -150,7 +154,7 @@ public enum ArchiveWriter {
                     if !first { out.byte(0x2C) }
                     first = false
                     out.byte(0x7B)
-                    out.key(Array("base64".utf8)); out.string(Data(contents).base64EncodedString()); out.byte(0x2C)
+                    out.key(Array("base64".utf8)); out.base64(contents); out.byte(0x2C)
                     out.key(Array("file".utf8)); out.string(name)
                     out.byte(0x7D)
                     try out.flushIfFull()
@@ -160,14 +164,18 @@ public enum ArchiveWriter {
                 out.byte(0x5B)
                 var first = true
                 try content.forEachDocument(stubs: stubs) { path, document, original in
-                    if let original { try limits.checkBase64Payload(original.count, "documents: \(path.path)") }
+                    if let original {
+                        try limits.checkBase64Payload(original.count, "documents: \(path.path)")
+                        // The reader parses these bytes whole to compare them with the document.
+                        try limits.checkWholeValue(original.count, "documents: \(path.path) (its own bytes)")
+                    }
                     if !first { out.byte(0x2C) }
                     first = false
                     out.byte(0x7B)
                     if let original {
-                        out.key(Array("base64".utf8)); out.string(Data(original).base64EncodedString()); out.byte(0x2C)
+                        out.key(Array("base64".utf8)); out.base64(original); out.byte(0x2C)
                     }
-                    out.key(Array("document".utf8)); out.node(document); out.byte(0x2C)
+                    out.key(Array("document".utf8)); try out.wholeValue(document, limits: limits, "documents: \(path.path)"); out.byte(0x2C)
                     out.key(Array("path".utf8)); out.string(path.path)
                     out.byte(0x7D)
                     try out.flushIfFull()
@@ -178,7 +186,7 @@ public enum ArchiveWriter {
                 var written = 0
                 try content.forEachExtensionRow(table) { row in
                     if written > 0 { out.byte(0x2C) }
-                    out.node(row)
+                    try out.wholeValue(row, limits: limits, "\(table.rawValue)[\(written)]")
                     written += 1
                     try out.flushIfFull()
                 }
@@ -194,7 +202,7 @@ public enum ArchiveWriter {
                     if !first { out.byte(0x2C) }
                     first = false
                     out.byte(0x7B)
-                    out.key(Array("base64".utf8)); out.string(Data(contents).base64EncodedString()); out.byte(0x2C)
+                    out.key(Array("base64".utf8)); out.base64(contents); out.byte(0x2C)
                     out.key(Array("path".utf8)); out.string(path.path)
                     out.byte(0x7D)
                     try out.flushIfFull()
@@ -208,9 +216,9 @@ public enum ArchiveWriter {
         return counts
     }
 
-    private static func writeRows(of table: ArchiveTable, from content: some ArchiveContent, to out: JSONOutput,
+    private static func writeRows(of table: ArchiveTable, from content: some ArchiveContent, to out: JSONOutput, limits: ArchiveLimits,
                                   progress: (Int) -> Void) throws -> Int {
-        let encoding = RowEncoding(table: table)
+        let encoding = RowEncoding(table: table, limits: limits)
         var written = 0
         out.byte(0x5B)
         try content.forEachRow(of: table) { row in
@@ -236,12 +244,15 @@ struct RowEncoding {
     }
 
     let table: ArchiveTable
+    /// The reader's limits: a string past `maxStringBytes` is refused, named, not written.
+    let limits: ArchiveLimits
     private let members: [Member]
     /// Every member's `"name":`, back to back.
     private let prefixes: [UInt8]
 
-    init(table: ArchiveTable) {
+    init(table: ArchiveTable, limits: ArchiveLimits = .standard) {
         self.table = table
+        self.limits = limits
         var prefixes: [UInt8] = []
         members = table.sortedFieldIndices.map { i in
             let start = prefixes.count
@@ -276,7 +287,12 @@ struct RowEncoding {
                     if let problem = ArchiveNumber.problem(withDouble: v) { throw unwritable(member.field, index, problem) }
                     ArchiveNumber.appendDouble(v, to: &out)
                 case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
-                case .string(let v): JSONText.appendString(v, to: &out)
+                case .string(let v):
+                    if v.utf8.count > limits.maxStringBytes {
+                        throw ArchiveError(.limitExceeded, "\(table.key)[\(index)].\(table.fields[member.field].name): cannot be exported: its \(v.utf8.count) bytes "
+                            + "pass the string limit of \(limits.maxStringBytes) bytes", table: table.key, limit: .stringBytes)
+                    }
+                    JSONText.appendString(v, to: &out)
                 case .date(let v):
                     if let problem = ArchiveDate.problem(with: v) { throw unwritable(member.field, index, "date \(problem)") }
                     try JSONText.appendDate(v, to: &out)

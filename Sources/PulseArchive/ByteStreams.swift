@@ -68,13 +68,15 @@ final class CountingSource: ByteSource {
         if count > limits.maxUncompressedBytes {
             throw ArchiveError(
                 .limitExceeded,
-                "the archive's content passes the maximum uncompressed size of \(limits.maxUncompressedBytes) bytes; raise it with --max-size if the archive is genuine"
+                "the archive's content passes the maximum uncompressed size of \(limits.maxUncompressedBytes) bytes",
+                limit: .uncompressedBytes
             )
         }
         if let compressed, limits.exceedsInflateRatio(content: count, compressed: compressed(), ratio: limits.maxInflateRatio, grace: limits.inflateRatioGrace) {
             throw ArchiveError(
                 .limitExceeded,
-                "the archive inflates more than \(Int(limits.maxInflateRatio)) times its compressed size, like a decompression bomb; raise the limit with --max-inflate-ratio if it is genuine"
+                "the archive inflates more than \(Int(limits.maxInflateRatio)) times its compressed size, like a decompression bomb",
+                limit: .inflateRatio
             )
         }
         return n

@@ -5,7 +5,12 @@
 /// bytes do, so NFC and NFD spellings of one name are two members, as in SQLite and the writer.
 /// Strings compare by their bytes too (`==` below), so a document that changed only its
 /// normalisation is a changed document.
-public indirect enum JSONNode: Sendable, Equatable, Hashable {
+///
+/// Not `indirect`: arrays and dictionaries already hold their elements out of line, and a boxed
+/// case cost a heap allocation per value (a 20 MB array of numbers took 700 MB). Inline, a
+/// number or short string costs its 16 bytes in its container. A tree is still several times
+/// its text, which is why the reader holds one only up to `ArchiveLimits.maxWholeValueBytes`.
+public enum JSONNode: Sendable, Equatable, Hashable {
     case object([ByteKey: JSONNode])
     case array([JSONNode])
     case string(String)
@@ -64,15 +69,30 @@ public indirect enum JSONNode: Sendable, Equatable, Hashable {
 
     /// Parses one JSON value that must fill `bytes` entirely.
     /// - Throws: `ArchiveError` for anything that is not strict JSON within `limits`.
-    public static func parse(_ bytes: [UInt8], limits: ArchiveLimits = .standard) throws -> JSONNode {
+    /// - Parameter what: names the value in the message when it is larger than
+    ///   `limits.maxWholeValueBytes`.
+    public static func parse(_ bytes: [UInt8], limits: ArchiveLimits = .standard, what: @autoclosure () -> String = "the document") throws -> JSONNode {
+        try limits.checkWholeValue(bytes.count, what())
         let scanner = JSONScanner(source: MemorySource(bytes), limits: limits, capacity: max(16, min(bytes.count, 256 * 1024)))
         let node = try read(scanner, depth: 0, location: "the document")
         try scanner.expectEnd()
         return node
     }
 
-    /// Reads one value; `depth` is the nesting level of its container.
-    static func read(_ scanner: JSONScanner, depth: Int, location: @autoclosure () -> String) throws -> JSONNode {
+    /// Reads one value held whole, refusing it once its text passes
+    /// `scanner.limits.maxWholeValueBytes`; `depth` is the nesting level of its container.
+    static func readWhole(_ scanner: JSONScanner, depth: Int, location: @autoclosure () -> String) throws -> JSONNode {
+        let start = scanner.offset
+        let node = try read(scanner, depth: depth, location: location(), startedAt: start)
+        try scanner.limits.checkWholeValue(scanner.offset - start, location())
+        return node
+    }
+
+    /// Reads one value; `depth` is the nesting level of its container. With `start`, the text
+    /// read since that offset is checked against the whole-value limit as each value begins, so
+    /// a refused tree never grows much past the limit.
+    private static func read(_ scanner: JSONScanner, depth: Int, location: @autoclosure () -> String, startedAt start: Int64? = nil) throws -> JSONNode {
+        if let start { try scanner.limits.checkWholeValue(scanner.offset - start, location()) }
         var scratch: [UInt8] = []
         guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
         switch c {
@@ -87,7 +107,7 @@ public indirect enum JSONNode: Sendable, Equatable, Hashable {
                     guard members[key] == nil else {
                         throw ArchiveError(.invalidValue, "\(location()): the key \(key.text.debugDescription) appears twice in one object")
                     }
-                    members[key] = try read(scanner, depth: depth + 1, location: location())
+                    members[key] = try read(scanner, depth: depth + 1, location: location(), startedAt: start)
                 } while try scanner.continues(closer: 0x7D)
             }
             return .object(members)
@@ -97,7 +117,7 @@ public indirect enum JSONNode: Sendable, Equatable, Hashable {
             var elements: [JSONNode] = []
             if try !scanner.consumeIfClosing(0x5D) {
                 repeat {
-                    elements.append(try read(scanner, depth: depth + 1, location: location()))
+                    elements.append(try read(scanner, depth: depth + 1, location: location(), startedAt: start))
                 } while try scanner.continues(closer: 0x5D)
             }
             return .array(elements)

@@ -49,6 +49,26 @@ final class JSONOutput {
         value.appendCompact(to: &buffer)
     }
 
+    /// A value the reader will hold whole, refused (nothing of it kept) when its text passes
+    /// the whole-value limit.
+    func wholeValue(_ value: JSONNode, limits: ArchiveLimits, _ what: @autoclosure () -> String) throws {
+        let start = buffer.count
+        value.appendCompact(to: &buffer)
+        do {
+            try limits.checkWholeValue(buffer.count - start, what())
+        } catch {
+            buffer.removeSubrange(start...)
+            throw error
+        }
+    }
+
+    /// `"<base64 of bytes>"`, encoded straight into the buffer.
+    func base64(_ bytes: [UInt8]) {
+        buffer.append(0x22)
+        Base64.encode(bytes, appendingTo: &buffer)
+        buffer.append(0x22)
+    }
+
     func date(_ millis: Int64) throws {
         try JSONText.appendDate(millis, to: &buffer)
     }

@@ -42,8 +42,15 @@ final class JSONScanner {
         if position < end { return true }
         if sourceEnded { return false }
         if let start = captureStart {
-            captured.append(contentsOf: UnsafeBufferPointer(start: buffer + start, count: end - start))
-            captureStart = 0
+            if captured.count + (end - start) > limits.maxWholeValueBytes {
+                // Past the bound a capture is dropped: its reader falls back to what it does
+                // without the text, rather than hold a row of any size.
+                captured = []
+                captureStart = nil
+            } else {
+                captured.append(contentsOf: UnsafeBufferPointer(start: buffer + start, count: end - start))
+                captureStart = 0
+            }
         }
         bytesBeforeBuffer += Int64(end)
         position = 0
@@ -75,13 +82,15 @@ final class JSONScanner {
 
     @inline(__always) func advance() { position += 1 }
 
-    /// Starts keeping the text read from the next byte on (a row's JSON text for `verify`).
+    /// Starts keeping the text read from the next byte on (a row's JSON text for `verify`), up
+    /// to `limits.maxWholeValueBytes`.
     func beginCapture() {
-        captured.removeAll(keepingCapacity: true)
+        captured.removeAll(keepingCapacity: captured.capacity <= capacity)
         captureStart = position
     }
 
-    /// Appends the text read since `beginCapture`, byte for byte, to `out`.
+    /// Appends the text read since `beginCapture`, byte for byte, to `out`; nothing when it
+    /// was longer than `limits.maxWholeValueBytes` (or no capture was begun).
     func endCapture(into out: inout [UInt8]) {
         guard let start = captureStart else { return }
         captureStart = nil
@@ -248,7 +257,7 @@ final class JSONScanner {
     }
 
     private func stringTooLong() -> ArchiveError {
-        ArchiveError(.limitExceeded, "a string near byte \(offset) is longer than the limit of \(limits.maxStringBytes) bytes")
+        ArchiveError(.limitExceeded, "a string near byte \(offset) is longer than the limit of \(limits.maxStringBytes) bytes", limit: .stringBytes)
     }
 
     // MARK: - Numbers and literals
@@ -265,7 +274,7 @@ final class JSONScanner {
             position += 1
             out.append(c)
             if out.count > limits.maxNumberLength {
-                throw ArchiveError(.limitExceeded, "a number literal near byte \(offset) is longer than the limit of \(limits.maxNumberLength) characters")
+                throw ArchiveError(.limitExceeded, "a number literal near byte \(offset) is longer than the limit of \(limits.maxNumberLength) characters", limit: .numberLength)
             }
             return c
         }
@@ -368,7 +377,7 @@ final class JSONScanner {
 
     func checkDepth(_ depth: Int) throws {
         if depth > limits.maxDepth {
-            throw ArchiveError(.limitExceeded, "JSON nesting near byte \(offset) is deeper than the limit of \(limits.maxDepth) levels")
+            throw ArchiveError(.limitExceeded, "JSON nesting near byte \(offset) is deeper than the limit of \(limits.maxDepth) levels", limit: .depth)
         }
     }
 

@@ -13,7 +13,7 @@ struct RowDecoder {
     private let sortedToField: [Int]
     private var seen: [Bool]
     /// Field names the table does not have, compared as bytes (`ByteKey`).
-    private(set) var unknownFields: [ByteKey: Int] = [:]
+    private(set) var unknownFields = NameTally()
     /// Keep each row's JSON text (`ArchiveReader.keepsRowText`) in `rowText`.
     var keepsText = false
     /// The last row's text, when `keepsText`.
@@ -61,7 +61,7 @@ struct RowDecoder {
                 case .success(let index): sortedIndex = index
                 case .failure(let unknown):
                     if let name = unknown.text {
-                        unknownFields[ByteKey(name), default: 0] += 1
+                        unknownFields.add(ByteKey(name))
                     } else {
                         try fail("\(table.key)[\(index)]: a field name is not valid UTF-8")
                     }

@@ -12,8 +12,12 @@ public final class RowTextCodec {
     private var text: [UInt8] = []
     private var scratch: [UInt8] = []
 
-    public init(table: ArchiveTable) {
-        encoding = RowEncoding(table: table)
+    private let limits: ArchiveLimits
+
+    /// - Parameter limits: the limits of the read whose rows are checked.
+    public init(table: ArchiveTable, limits: ArchiveLimits = .standard) {
+        encoding = RowEncoding(table: table, limits: limits)
+        self.limits = limits
     }
 
     /// Whether an export writes `row` as exactly `original`. When it does, reading the export
@@ -33,7 +37,7 @@ public final class RowTextCodec {
         text.removeAll(keepingCapacity: true)
         try encoding.append(row, index: index, to: &text)
         let table = encoding.table
-        let scanner = JSONScanner(source: MemorySource(text), limits: .standard, capacity: max(16, text.count))
+        let scanner = JSONScanner(source: MemorySource(text), limits: limits, capacity: max(16, text.count))
         var decoder = RowDecoder(table: table)
         guard let decoded = try decoder.readRow(scanner, index: index, scratch: &scratch, problems: ProblemSink(collects: false)) else {
             throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: the written row does not read back", table: table.key)

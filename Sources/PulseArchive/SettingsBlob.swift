@@ -8,8 +8,10 @@ public enum SettingsBlob {
         let size = value.utf8.count
         guard size <= limits.maxStringBytes else {
             throw ArchiveError(.limitExceeded, "settings.\(key): the blob of \(size) bytes is longer than the string limit of \(limits.maxStringBytes) bytes",
-                               table: "settings")
+                               table: "settings", limit: .stringBytes)
         }
+        // Checked as JSON by reading it whole, so a whole value's limit.
+        try limits.checkWholeValue(size, "settings.\(key)")
         do {
             _ = try JSONNode.parse(Array(value.utf8), limits: limits)
         } catch let error as ArchiveError {

@@ -12,7 +12,7 @@ struct ExportCommand: Subcommand {
             .store,
             .value("--output", "-o", valueName: "file", help: "Where to write: a new file, or a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz in (default: that name, here)."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
-            .json, .quiet,
+            .json, .quiet, .maxStringSize, .maxObjectSize,
         ]
     )
 
@@ -21,6 +21,7 @@ struct ExportCommand: Subcommand {
     let formatVersion: Int64
     let json: Bool
     let quiet: Bool
+    let limits: ArchiveLimits
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
@@ -30,6 +31,7 @@ struct ExportCommand: Subcommand {
                                      zone: { try ArgumentValues.timeZone(nil, environment: console.environment) })
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
+        limits = try ArgumentValues.limits(arguments)
         self.console = console
     }
 
@@ -59,7 +61,7 @@ struct ExportCommand: Subcommand {
         let result = try PulseStore.exportArchive(
             storeDirectory: store, to: output,
             options: ExportOptions(formatVersion: formatVersion, appVersion: "pulse-archive \(PulseArchiveCommand.version)",
-                                   exportedAt: ArgumentValues.nowMillis(),
+                                   exportedAt: ArgumentValues.nowMillis(), limits: limits,
                                    progress: progress.update(done:of:)))
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }

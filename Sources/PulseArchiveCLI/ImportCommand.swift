@@ -16,7 +16,7 @@ struct ImportCommand: Subcommand {
             .flag("--no-backfill", help: "Do not recompute readiness after the import."),
             .value("--as-of", valueName: "yyyy-mm-dd", help: "The last day of the readiness backfill (default: the newest day with data)."),
             .value("--timezone", valueName: "tz", help: "The zone of day boundaries (default: $TZ or the system's)."),
-            .json, .quiet, .maxSize, .maxInflateRatio,
+            .json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize,
         ],
         exclusive: [("--replace", "--merge")]
     )

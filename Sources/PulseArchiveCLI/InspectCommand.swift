@@ -8,7 +8,7 @@ struct InspectCommand: Subcommand {
         abstract: "Check an archive and show what it holds.",
         discussion: "Reads and validates the whole archive exactly as import would, without a store. A file import would refuse is refused here too, with the same message and exit code 1.",
         arguments: [.init(name: "file", help: "The archive: plain JSON or gzip, iOS or tool-written.")],
-        options: [.json, .quiet, .maxSize, .maxInflateRatio]
+        options: [.json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize]
     )
 
     let file: String

@@ -76,8 +76,11 @@ public enum PulseArchiveCommand {
             return try instance.run()
         } catch let error as UsageError {
             return usageFailure(error.message, usage: spec.usage, helpCommand: "pulse-archive \(spec.name) --help", console)
+        } catch let error as ArchiveError {
+            console.err("Error: \(LimitOptions.advice(error.message, limit: error.limit))")
+            return 1
         } catch {
-            // ArchiveError and StoreError print as their message (CustomStringConvertible).
+            // StoreError prints as its message (CustomStringConvertible).
             console.err("Error: \(error)")
             return 1
         }
@@ -108,6 +111,30 @@ extension CommandSpec.Option {
         help: "Refuse an archive whose JSON is larger than this (default: 64 GiB).")
     static let maxInflateRatio = CommandSpec.Option.value("--max-inflate-ratio", valueName: "n",
         help: "Refuse a gzip archive that inflates more than n times its size (default: 200).")
+    static let maxStringSize = CommandSpec.Option.value("--max-string-size", valueName: "bytes",
+        help: "Refuse a string longer than this; an attachment or file carries 3/4 of it as base64 (default: 12 MiB). Memory grows with it.")
+    static let maxObjectSize = CommandSpec.Option.value("--max-object-size", valueName: "bytes",
+        help: "Refuse a document, Android row, meal or food row, or settings blob whose JSON is larger than this (default: 2 MiB). Memory grows with it.")
+}
+
+/// The option that raises each limit the reader and writer share: the library names the limit,
+/// the command line says how to raise it.
+enum LimitOptions {
+    static func option(raising limit: ArchiveLimits.Name) -> String? {
+        switch limit {
+        case .stringBytes: "--max-string-size"
+        case .wholeValueBytes: "--max-object-size"
+        case .uncompressedBytes: "--max-size"
+        case .inflateRatio: "--max-inflate-ratio"
+        case .depth, .numberLength: nil
+        }
+    }
+
+    /// `message` with the way to raise `limit`, when it can be raised.
+    static func advice(_ message: String, limit: ArchiveLimits.Name?) -> String {
+        guard let limit, let option = option(raising: limit) else { return message }
+        return "\(message); \(option) raises the limit (then needed wherever the archive is read)"
+    }
 }
 
 /// Checks of argument values shared by the commands.
@@ -157,7 +184,7 @@ enum ArgumentValues {
         return DateComponents(year: year, month: month, day: day)
     }
 
-    /// The reader's limits, with `--max-size` and `--max-inflate-ratio` applied.
+    /// The reader's (and for export the writer's) limits, with the options applied.
     static func limits(_ arguments: ParsedArguments) throws -> ArchiveLimits {
         var limits = ArchiveLimits.standard
         if let size = try integer(arguments.value("--max-size"), option: "--max-size", range: 1...Int.max) {
@@ -165,6 +192,14 @@ enum ArgumentValues {
         }
         if let ratio = try integer(arguments.value("--max-inflate-ratio"), option: "--max-inflate-ratio", range: 1...1_000_000) {
             limits.maxInflateRatio = Double(ratio)
+        }
+        // At most 1 GiB: a string and its decoded bytes are held in memory (and 1 GiB of base64
+        // keeps every size within Int32 for SQLite's blobs).
+        if let size = try integer(arguments.value("--max-string-size"), option: "--max-string-size", range: 1_024...(1 << 30)) {
+            limits.maxStringBytes = size
+        }
+        if let size = try integer(arguments.value("--max-object-size"), option: "--max-object-size", range: 1_024...(1 << 30)) {
+            limits.maxWholeValueBytes = size
         }
         return limits
     }

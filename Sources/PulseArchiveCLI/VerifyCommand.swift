@@ -12,7 +12,7 @@ struct VerifyCommand: Subcommand {
         options: [
             .value("--store", valueName: "dir", help: "Also compare the archive with this store, table by table and document by document."),
             .value("--timezone", valueName: "tz", help: "The zone of day boundaries for the readiness checks (default: $TZ or the system's)."),
-            .json, .quiet, .maxSize, .maxInflateRatio,
+            .json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize,
         ]
     )
 
@@ -53,11 +53,14 @@ struct VerifyCommand: Subcommand {
             ("ok", .bool(report.ok)),
             ("problems", .array(report.problems.map { problem in
                 .object([("severity", .string(problem.severity.rawValue)), ("table", problem.table.map { .string($0) } ?? .null),
-                         ("message", .string(problem.message))])
+                         ("message", .string(LimitOptions.advice(problem.message, limit: problem.limit)))])
             })),
             ("tables", .counts(report.tables)),
-            ("errors", .int(report.problems.filter { $0.severity == .error }.count)),
-            ("warnings", .int(report.problems.filter { $0.severity == .warning }.count)),
+            ("errors", .int(report.errorCount)),
+            ("warnings", .int(report.warningCount)),
+            // Problems counted in `errors` and `warnings` but not listed: past the first 100 of
+            // each severity in a table. Keyed by table, "" for the file as a whole.
+            ("omittedProblems", .counts(report.omittedErrors.merging(report.omittedWarnings, uniquingKeysWith: +))),
             ("roundTrip", report.roundTrip.map { .bool($0) } ?? .null),
             ("documents", .counts(report.documentClasses)),
         ]
@@ -74,7 +77,7 @@ struct VerifyCommand: Subcommand {
     }
 
     static func text(_ report: VerifyReport, file: String) -> String {
-        var perTable: [String: Int] = [:]
+        var perTable = report.omittedErrors.merging(report.omittedWarnings, uniquingKeysWith: +)
         for problem in report.problems { perTable[problem.table ?? "", default: 0] += 1 }
         var text = "Verifying \(file)"
         if let summary = report.summary {
@@ -95,9 +98,12 @@ struct VerifyCommand: Subcommand {
                 : "\nThe archive differs from the store in \(differing.count) table\(differing.count == 1 ? "" : "s"): \(differing.joined(separator: ", ")).\n"
         }
         if !report.problems.isEmpty { text += "\n" }
-        for problem in report.problems { text += "\(problem.severity.rawValue): \(problem.message)\n" }
-        let errors = report.problems.filter { $0.severity == .error }.count
-        let warnings = report.problems.count - errors
+        for problem in report.problems { text += "\(problem.severity.rawValue): \(LimitOptions.advice(problem.message, limit: problem.limit))\n" }
+        for (table, count) in report.omittedErrors.merging(report.omittedWarnings, uniquingKeysWith: +).sorted(by: { $0.key < $1.key }) {
+            text += "… and \(ProgressLine.grouped(count)) more problem\(count == 1 ? "" : "s") \(table.isEmpty ? "in the file" : "in \(table)") (the first \(BoundedProblems<VerifyProblem>.perTable) of each kind are listed)\n"
+        }
+        let errors = report.errorCount
+        let warnings = report.warningCount
         let warningText = "\(warnings) warning\(warnings == 1 ? "" : "s")"
         if report.ok {
             text += "\nverify: OK: the archive is sound" + (report.roundTrip == true ? " and restores" : "") + " (\(warningText))"

@@ -50,6 +50,11 @@ public struct ClassifiedDocument: Sendable {
 
 public enum DocumentClassifier {
     public static func classify(_ path: DocumentPath, bytes: [UInt8]) -> ClassifiedDocument {
+        guard bytes.count <= ArchiveLimits.standard.maxWholeValueBytes else {
+            // Carried byte for byte (`documentFiles`), as the reader would not hold it as a tree.
+            return ClassifiedDocument(path: path, bytes: bytes, node: nil, state: .unreadable(
+                reason: "larger than \(ArchiveLimits.standard.maxWholeValueBytes) bytes, the most a document read as JSON may hold"))
+        }
         guard let node = try? JSONNode.parse(bytes), node.objectValue != nil else {
             return ClassifiedDocument(path: path, bytes: bytes, node: nil, state: .unreadable(reason: "not a JSON object"))
         }

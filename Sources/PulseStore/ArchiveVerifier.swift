@@ -10,6 +10,15 @@ public struct VerifyProblem: Sendable, Equatable {
     /// A table key, `settings`, `attachments`, `documents`, or nil for the file as a whole.
     public var table: String?
     public var message: String
+    /// The limit the archive passed, when that is the problem (a front end says how to raise it).
+    public var limit: ArchiveLimits.Name?
+
+    public init(severity: Severity, table: String?, message: String, limit: ArchiveLimits.Name? = nil) {
+        self.severity = severity
+        self.table = table
+        self.message = message
+        self.limit = limit
+    }
 }
 
 /// Rows (or documents) that differ between an archive and a store.
@@ -25,7 +34,14 @@ public struct StoreDifference: Sendable, Equatable {
 }
 
 public struct VerifyReport: Sendable {
-    public var problems: [VerifyProblem] = []
+    /// The problems kept: at most `BoundedProblems.perTable` errors and as many warnings per
+    /// table, so that a file with a problem in each of millions of rows is reported in bounded
+    /// memory; the rest are counted in `omittedErrors` and `omittedWarnings`.
+    public private(set) var problems: [VerifyProblem] = []
+    /// Problems past the bound, by table (`""` for the file as a whole).
+    public private(set) var omittedErrors: [String: Int] = [:]
+    public private(set) var omittedWarnings: [String: Int] = [:]
+    private var kept: [String: (errors: Int, warnings: Int)] = [:]
     /// Rows per table; documents as `splits`, `workouts`, `stubs`.
     public var tables: [String: Int] = [:]
     /// Per table (and `splits`, `workouts`, `stubs`, `settings`, `attachments`), with `--store`.
@@ -37,10 +53,45 @@ public struct VerifyReport: Sendable {
     public var summary: ArchiveSummary?
 
     /// Sound: no error (warnings allowed).
-    public var ok: Bool { !problems.contains { $0.severity == .error } }
+    public var ok: Bool { errorCount == 0 }
+    /// Every error found, the omitted ones included.
+    public var errorCount: Int { problems.count { $0.severity == .error } + omittedErrors.values.reduce(0, +) }
+    public var warningCount: Int { problems.count { $0.severity == .warning } + omittedWarnings.values.reduce(0, +) }
 
-    mutating func error(_ table: String?, _ message: String) { problems.append(VerifyProblem(severity: .error, table: table, message: message)) }
-    mutating func warning(_ table: String?, _ message: String) { problems.append(VerifyProblem(severity: .warning, table: table, message: message)) }
+    /// Keeps `problem`, or counts it when its table has its share already.
+    mutating func add(_ problem: VerifyProblem) {
+        let table = problem.table ?? ""
+        var counts = kept[table] ?? (0, 0)
+        switch problem.severity {
+        case .error where counts.errors < BoundedProblems<VerifyProblem>.perTable:
+            counts.errors += 1
+            problems.append(problem)
+        case .warning where counts.warnings < BoundedProblems<VerifyProblem>.perTable:
+            counts.warnings += 1
+            problems.append(problem)
+        case .error: omittedErrors[table, default: 0] += 1
+        case .warning: omittedWarnings[table, default: 0] += 1
+        }
+        kept[table] = counts
+    }
+
+    /// Adds problems already bounded where they were found; those they only counted are errors.
+    mutating func add(errors bounded: BoundedProblems<VerifyProblem>) {
+        for problem in bounded.kept { add(problem) }
+        for (table, count) in bounded.omitted { omittedErrors[table, default: 0] += count }
+    }
+
+    /// Adds the reader's problems, all errors.
+    mutating func add(errors bounded: BoundedProblems<ArchiveError>) {
+        for problem in bounded.kept { add(VerifyProblem(severity: .error, table: problem.table, message: problem.message, limit: problem.limit)) }
+        for (table, count) in bounded.omitted { omittedErrors[table, default: 0] += count }
+    }
+
+    mutating func error(_ table: String?, _ message: String, limit: ArchiveLimits.Name? = nil) {
+        add(VerifyProblem(severity: .error, table: table, message: message, limit: limit))
+    }
+
+    mutating func warning(_ table: String?, _ message: String) { add(VerifyProblem(severity: .warning, table: table, message: message)) }
 }
 
 /// `verify`: checks an archive as a CI job needs it checked (the container, the structure, the
@@ -67,9 +118,9 @@ public enum ArchiveVerifier {
         defer { PrivateFiles.remove(scratch) }
         let runs = scratch + "/runs"
         try PrivateFiles.createDirectory(runs)
-        let roundTrip = try RollingRoundTrip(directory: scratch + "/store", comparingWith: store.map { ($0.databasePath, immutable: $0.isImmutable) })
+        let roundTrip = try RollingRoundTrip(directory: scratch + "/store", comparingWith: store.map { ($0.databasePath, immutable: $0.isImmutable) }, limits: reader.limits)
         let worker = BackgroundVisitor(VerifyingVisitor(roundTrip: roundTrip, runsDirectory: runs, timeZone: timeZone))
-        var visitor = RowTextCheck(next: worker)
+        var visitor = RowTextCheck(next: worker, limits: reader.limits)
 
         // 1–2. Container and structure, every problem collected.
         let summary: ArchiveSummary
@@ -77,13 +128,14 @@ public enum ArchiveVerifier {
             summary = try reader.collectProblems(into: &visitor)
         } catch let interrupted as ArchiveReader.Interrupted {
             _ = worker.stop()
-            for problem in interrupted.problems { report.error(problem.table, problem.message) }
-            report.error(nil, "\(interrupted.error)")
+            report.add(errors: interrupted.problems)
+            let fatal = interrupted.error as? ArchiveError
+            report.error(nil, fatal?.message ?? "\(interrupted.error)", limit: fatal?.limit)
             report.tables = interrupted.summary.rowsFound
             return report
         } catch let error as ArchiveError {
             _ = worker.stop()
-            report.error(nil, error.message)
+            report.error(nil, error.message, limit: error.limit)
             return report
         }
         var checked = try worker.finish()
@@ -93,19 +145,18 @@ public enum ArchiveVerifier {
         if !summary.isCompressed {
             report.warning(nil, "plain JSON: the file carries no checksum, so damage inside a value cannot be detected; pulse-archive export writes gzip")
         }
-        for problem in summary.problems { report.error(problem.table, problem.message) }
-        report.problems += try checked.repeatedKeys()
+        report.add(errors: summary.problems)
+        report.add(errors: try checked.repeatedKeys())
         for mismatch in summary.countMismatches {
             let declared = mismatch.declared.map { "declares \($0) rows" } ?? "declares no count"
             report.error(mismatch.table, "\(mismatch.table): the file \(declared) but holds \(mismatch.found): rows were lost or added after the count")
         }
         for warning in summary.warnings { report.warning(warning.table, warning.message) }
-        report.problems += checked.problems
+        report.add(errors: checked.problems)
         classifyDocuments(archiveTree, &report)
 
         // 3. References: warnings, since the app keeps orphans.
-        report.problems += try checked.danglingReferences()
-        report.problems += checked.crowdedReadinessDays(in: timeZone)
+        for problem in try checked.danglingReferences() + checked.crowdedReadinessDays(in: timeZone) { report.add(problem) }
 
         // 5. Against a store.
         if let store, let comparison = roundTrip.comparison {

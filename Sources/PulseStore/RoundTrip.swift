@@ -45,12 +45,15 @@ final class RollingRoundTrip {
     /// Why the round trip stopped before the end: a row the temporary store refused, or an
     /// export the reader refused.
     private(set) var failure: String?
+    private let limits: ArchiveLimits
 
     /// - Parameters:
     ///   - directory: a new private directory for the temporary store.
     ///   - store: the database of the store to compare with (`verify --store`), and whether
     ///     it must be read immutable.
-    init(directory: String, comparingWith store: (path: String, immutable: Bool)?) throws {
+    ///   - limits: the read's limits, which the long way's export and read keep too.
+    init(directory: String, comparingWith store: (path: String, immutable: Bool)?, limits: ArchiveLimits = .standard) throws {
+        self.limits = limits
         try PrivateFiles.createDirectory(directory)
         tree = directory + "/tree"
         longWay = directory + "/long-way.json"
@@ -191,9 +194,9 @@ final class RollingRoundTrip {
         defer { PrivateFiles.remove(longWay) }
         do {
             let file = try SystemFile.createExclusive(longWay)
-            try ArchiveWriter.write(content, options: ArchiveWriterOptions(appVersion: "verify", exportedAt: 0), to: FileSink(file))
+            try ArchiveWriter.write(content, options: ArchiveWriterOptions(appVersion: "verify", exportedAt: 0, limits: limits), to: FileSink(file))
             try file.close()
-            try ArchiveReader(path: longWay).read(into: &comparer)
+            try ArchiveReader(path: longWay, limits: limits).read(into: &comparer)
         } catch {
             failure = "round trip: the restored \(content.extensionTable?.rawValue ?? "settings, attachments and documents") could not be exported and read back: \(error)"
             return

@@ -13,12 +13,15 @@ struct RowTextCheck: ArchiveVisitor {
     /// A row the writer refused (a required field without a value).
     private(set) var failure: String?
 
-    init(next: BackgroundVisitor<VerifyingVisitor>) {
+    private let limits: ArchiveLimits
+
+    init(next: BackgroundVisitor<VerifyingVisitor>, limits: ArchiveLimits) {
         self.next = next
+        self.limits = limits
     }
 
     mutating func beginTable(_ table: ArchiveTable) throws {
-        codec = RowTextCodec(table: table)
+        codec = RowTextCodec(table: table, limits: limits)
         try next.beginTable(table)
     }
 

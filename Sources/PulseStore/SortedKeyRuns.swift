@@ -69,22 +69,30 @@ final class SortedKeyRuns {
         return Cursor(try runs.map { try $0.open() })
     }
 
-    /// Every row whose key an earlier row already has, by row index: (row, first row, key).
-    func repeats() throws -> [(row: Int, firstRow: Int, key: FieldValue)] {
+    /// The rows whose key an earlier row already has, by row index: (row, first row, key); at
+    /// most the first `limit` of them, so memory stays bounded, with the count of all.
+    func repeats(keeping limit: Int = .max) throws -> (first: [(row: Int, firstRow: Int, key: FieldValue)], count: Int) {
         var found: [(row: Int, firstRow: Int, key: FieldValue)] = []
+        var count = 0
         let cursor = try self.cursor()
         var previous = SortKey.none, previousRest: [UInt8] = []
         var firstRow = -1
         while try cursor.next() {
             if firstRow >= 0, cursor.key == previous, cursor.rest == previousRest {
+                count += 1
                 found.append((cursor.row, firstRow, previous.value(rest: previousRest)))
+                if limit < Int.max / 2, found.count >= 2 * limit {
+                    found.sort { $0.row < $1.row }
+                    found.removeSubrange(limit...)
+                }
             } else {
                 previous = cursor.key
                 previousRest = cursor.rest
                 firstRow = cursor.row
             }
         }
-        return found.sorted { $0.row < $1.row }
+        found.sort { $0.row < $1.row }
+        return (Array(found.prefix(limit)), count)
     }
 
     /// How many of `references` (with repeats) name no key of `self`.

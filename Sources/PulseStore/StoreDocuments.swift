@@ -77,10 +77,10 @@ enum StoreDocuments {
     }
 
     /// Refuses, before anything is written, a document file an archive cannot carry.
-    static func requireExportable(_ tree: DocumentTree) throws {
+    static func requireExportable(_ tree: DocumentTree, limits: ArchiveLimits) throws {
         try requireNoCaseCollision(tree)
         for path in tree.documents {
-            try ArchiveLimits.standard.checkBase64Payload(Int(clamping: try tree.size(path)), "documents: \(tree.root)/\(path.path)")
+            try limits.checkBase64Payload(Int(clamping: try tree.size(path)), "documents: \(tree.root)/\(path.path)")
         }
     }
 
@@ -205,7 +205,12 @@ extension PulseStore {
         while try pending.step() { stagings.append(pending.text(at: 0)) }
         for staging in stagings {
             try StoreDocuments.completeSwap(store: directory, staging: directory + "/" + staging)
-            try database.prepare(#"DELETE FROM "documentSwaps" WHERE "staging" = ?"#).run([.string(staging)])
+            // Done, the staging directory is garbage again: an interruption from here on
+            // removes it, and none can come between the two steps.
+            try InterruptCleanup.uninterrupted {
+                try database.prepare(#"DELETE FROM "documentSwaps" WHERE "staging" = ?"#).run([.string(staging)])
+                InterruptCleanup.register(directory + "/" + staging)
+            }
             PrivateFiles.remove(directory + "/" + staging)
         }
     }

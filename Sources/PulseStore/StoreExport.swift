@@ -13,9 +13,13 @@ public struct ExportOptions {
     public var envelopeKeysFirst: Bool
     /// Called every few thousand rows with the rows written and the total.
     public var progress: ((Int, Int) -> Void)?
+    /// See `ArchiveWriterOptions.limits`: raised, the archive needs the same limits to import.
+    public var limits: ArchiveLimits
 
     public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64,
-                compressed: Bool = true, envelopeKeysFirst: Bool = true, progress: ((Int, Int) -> Void)? = nil) {
+                compressed: Bool = true, envelopeKeysFirst: Bool = true, limits: ArchiveLimits = .standard,
+                progress: ((Int, Int) -> Void)? = nil) {
+        self.limits = limits
         self.formatVersion = formatVersion
         self.appVersion = appVersion
         self.exportedAt = exportedAt
@@ -51,7 +55,7 @@ extension PulseStore {
     /// Writes an archive of this store; the caller holds the lock.
     func export(to path: String, options: ExportOptions) throws -> ExportResult {
         let tree = try DocumentTree(scanning: directory)
-        try StoreDocuments.requireExportable(tree)
+        try StoreDocuments.requireExportable(tree, limits: options.limits)
         let target = try AtomicFile(targetPath: path)
         let fileSink = FileSink(target.file)
         // JSON is produced on this thread while the second core compresses.
@@ -62,7 +66,8 @@ extension PulseStore {
             try ArchiveWriter.write(
                 StoreContent(database: database, schema: "main", documents: documents),
                 options: ArchiveWriterOptions(formatVersion: options.formatVersion, appVersion: options.appVersion,
-                                              exportedAt: options.exportedAt, envelopeKeysFirst: options.envelopeKeysFirst),
+                                              exportedAt: options.exportedAt, envelopeKeysFirst: options.envelopeKeysFirst,
+                                              limits: options.limits),
                 to: counter, progress: options.progress)
         }
         try target.commit()

@@ -162,8 +162,10 @@ extension PulseStore {
         try beforeCommit()
         // The staging directory holds the next document tree, which the commit records as a
         // swap to finish, and the store's directory may be new: once committed, an interruption
-        // leaves both (the next command finishes the swap, as after kill -9).
-        let committing = { (commit: () throws -> Void) in try InterruptCleanup.keeping([staging.directory, self.directory], during: commit) }
+        // leaves both (the next command finishes the swap, as after kill -9). Without a swap,
+        // the staging directory is garbage once committed, and an interruption still removes it.
+        let kept = summary.hasDocuments ? [staging.directory, directory] : [directory]
+        let committing = { (commit: () throws -> Void) in try InterruptCleanup.keeping(kept, during: commit) }
         let stagingName = String(staging.directory.dropFirst(directory.count + 1))
         let inserted: [String: Int]
         if intoEmptyStore {
@@ -207,7 +209,7 @@ extension PulseStore {
             let stamp = try ArchiveDate.format(options.now)
                 .replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: ".", with: "-")
             let path = "\(backups)/before-replace-\(stamp).json.gz"
-            _ = try export(to: path, options: ExportOptions(appVersion: options.appVersion, exportedAt: options.now))
+            _ = try export(to: path, options: ExportOptions(appVersion: options.appVersion, exportedAt: options.now, limits: options.limits))
             return path
         } catch {
             throw StoreError(.io, "the safety backup of the store, which --replace writes into \(backups) before it changes anything, failed: \(error); the store is unchanged")

@@ -30,7 +30,7 @@ struct VerifyingVisitor: ArchiveVisitor {
     private var referenced: [Int: SortedKeyRuns] = [:]
     private let calendar: LocalCalendar
     private var readinessRowsPerDay: [Int64: Int] = [:]
-    private(set) var problems: [VerifyProblem] = []
+    private(set) var problems = BoundedProblems<VerifyProblem>()
 
     init(roundTrip: RollingRoundTrip, runsDirectory: String, timeZone: TimeZone) {
         self.roundTrip = roundTrip
@@ -79,7 +79,7 @@ struct VerifyingVisitor: ArchiveVisitor {
         for reference in current?.references ?? [] { try reference.runs.seal() }
         current = nil
         try roundTrip.end()
-        repeatedKeyProblems += try Self.repeatedKeys(of: table, in: keys[table.key])
+        try Self.repeatedKeys(of: table, in: keys[table.key], into: &repeatedKeyProblems)
         ended.insert(table.key)
         for (i, reference) in Self.references.enumerated() where !referencesChecked.contains(i)
             && ended.contains(reference.child.key) && ended.contains(reference.parent.key) {
@@ -95,13 +95,13 @@ struct VerifyingVisitor: ArchiveVisitor {
 
     mutating func visitSetting(key: String, value: String) throws {
         if try !roundTrip.addSetting(key, value) {
-            problems.append(VerifyProblem(severity: .error, table: "settings", message: "settings: the key \(key.debugDescription) appears more than once"))
+            problems.append(VerifyProblem(severity: .error, table: "settings", message: "settings: the key \(key.debugDescription) appears more than once"), table: "settings")
         }
     }
 
     mutating func visitAttachment(name: String, contents: [UInt8]) throws {
         if try !roundTrip.addAttachment(name, contents) {
-            problems.append(VerifyProblem(severity: .error, table: "attachments", message: "attachments: the file name \(name.debugDescription) appears more than once"))
+            problems.append(VerifyProblem(severity: .error, table: "attachments", message: "attachments: the file name \(name.debugDescription) appears more than once"), table: "attachments")
         }
     }
 
@@ -117,26 +117,32 @@ struct VerifyingVisitor: ArchiveVisitor {
 
     private var ended = Set<String>()
     private var referencesChecked = Set<Int>()
-    private var repeatedKeyProblems: [VerifyProblem] = []
+    private var repeatedKeyProblems = BoundedProblems<VerifyProblem>()
     private var danglingReferenceProblems: [VerifyProblem] = []
 
     /// Rows repeating a key an earlier row has: errors, in file order per table, worded as the
     /// import's refusal.
-    mutating func repeatedKeys() throws -> [VerifyProblem] {
+    mutating func repeatedKeys() throws -> BoundedProblems<VerifyProblem> {
         for table in ExtensionTable.allCases {
-            for repeated in try keys[table.rawValue]?.repeats() ?? [] {
+            guard let runs = keys[table.rawValue] else { continue }
+            let repeats = try runs.repeats(keeping: BoundedProblems<VerifyProblem>.perTable)
+            for repeated in repeats.first {
                 repeatedKeyProblems.append(VerifyProblem(severity: .error, table: table.rawValue, message: DuplicateKeyMessage.extensionRow(
-                    table, index: repeated.row, key: repeated.key, firstRow: repeated.firstRow)))
+                    table, index: repeated.row, key: repeated.key, firstRow: repeated.firstRow)), table: table.rawValue)
             }
+            repeatedKeyProblems.count(omitted: repeats.count - repeats.first.count, table: table.rawValue)
         }
         return repeatedKeyProblems
     }
 
-    private static func repeatedKeys(of table: ArchiveTable, in runs: SortedKeyRuns?) throws -> [VerifyProblem] {
-        try (runs?.repeats() ?? []).map { repeated in
-            VerifyProblem(severity: .error, table: table.key, message: DuplicateKeyMessage.row(
-                table, index: repeated.row, key: repeated.key, firstRow: repeated.firstRow))
+    private static func repeatedKeys(of table: ArchiveTable, in runs: SortedKeyRuns?, into problems: inout BoundedProblems<VerifyProblem>) throws {
+        guard let runs else { return }
+        let repeats = try runs.repeats(keeping: BoundedProblems<VerifyProblem>.perTable)
+        for repeated in repeats.first {
+            problems.append(VerifyProblem(severity: .error, table: table.key, message: DuplicateKeyMessage.row(
+                table, index: repeated.row, key: repeated.key, firstRow: repeated.firstRow)), table: table.key)
         }
+        problems.count(omitted: repeats.count - repeats.first.count, table: table.key)
     }
 
     /// Child rows whose parent is not in the archive: warnings. References whose tables were

@@ -352,7 +352,7 @@ struct ClosureTests {
                 ])
             }, keeps: ["café-🏃.jpg", "empty.bin"]),
             Case(name: "a 4 MiB coach message and a 1 MiB setting, within the string limit", expectation: .accepted, make: ClosureArchives.variant("long") {
-                try ClosureArchives.set(&$0, "coachMessages", "content", .string(String(repeating: "Zoë's 🏃 run\n", count: 4 << 20 / 16)))
+                try ClosureArchives.set(&$0, "coachMessages", "body", .string(String(repeating: "Zoë's 🏃 run\n", count: 4 << 20 / 16)))
                 var settings = try #require($0["settings"]?.objectValue)
                 settings["pulseloop.long.v1"] = .string("\"" + String(repeating: "x", count: 1 << 20) + "\"")
                 $0["settings"] = .object(settings)

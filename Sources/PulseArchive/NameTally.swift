@@ -1,0 +1,23 @@
+/// How often each name was seen (unknown fields, unknown enum names), for the warnings: the
+/// first `namedLimit` distinct names are counted by name, the rest together, so that a row with
+/// a million different unknown keys costs a hundred entries, not a million.
+struct NameTally {
+    static let namedLimit = 50
+
+    private(set) var counts: [ByteKey: Int] = [:]
+    /// Sightings of names past the first `namedLimit`.
+    private(set) var others = 0
+
+    mutating func add(_ name: ByteKey, count: Int = 1) {
+        if counts[name] != nil || counts.count < Self.namedLimit {
+            counts[name, default: 0] += count
+        } else {
+            others += count
+        }
+    }
+
+    mutating func add(_ tally: NameTally) {
+        for (name, count) in tally.counts { add(name, count: count) }
+        others += tally.others
+    }
+}

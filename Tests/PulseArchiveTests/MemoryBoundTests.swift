@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+@testable import PulseArchive
+@testable import PulseArchiveCLI
+
+/// The built binary's peak resident memory, as the kernel accounts it for that one process
+/// (`wait4`'s `ru_maxrss`, read by GNU time): not a timing. Not `wait4` here: this test process
+/// is large, and a child it spawns carries its high-water mark across `exec` into the child's
+/// account; GNU time is small, so the binary it starts carries only its own.
+enum PeakMemory {
+    static let time = "/usr/bin/time"
+
+    /// Runs `pulse-archive arguments` with its output discarded.
+    /// - Returns: its exit status and its peak resident memory in bytes.
+    static func run(_ arguments: [String]) throws -> (exitCode: Int32, peakBytes: Int) {
+        let report = TemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: time)
+        process.arguments = ["-f", "%M", "-o", report.file("peak"), CLI.executable] + arguments
+        process.environment = ["TZ": "UTC", "PATH": "/usr/bin:/bin"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let text = try String(contentsOfFile: report.file("peak"), encoding: .utf8)
+        // GNU time writes "Command exited with non-zero status N" first when it did.
+        let kilobytes = try #require(text.split(separator: "\n").last.flatMap { Int($0) }, "GNU time wrote \(text)")
+        return (process.terminationStatus, kilobytes * 1024)
+    }
+}
+
+/// docs/reliability.md, "Memory": every command stays under 150 MB whatever one value holds,
+/// because each value held whole has a limit, and `verify` keeps a bounded number of problems.
+@Suite("Memory: bounded whatever one value holds")
+struct MemoryBoundTests {
+    static let bound = 150 << 20
+    static let limits = ArchiveLimits.standard
+
+    /// Runs each command on `archive` (and, for an archive that imports, export and
+    /// `verify --store` of the store it makes), expecting `exitCode` and a peak under the bound.
+    private func expectBounded(_ archive: String, exitCode: Int32, in dir: TemporaryDirectory, _ what: String) throws {
+        var commands = [["inspect", archive, "-q"], ["verify", archive, "-q"], ["import", archive, "--store", dir.file("store-\(what)"), "-q"]]
+        if exitCode == 0 {
+            commands += [["export", "--store", dir.file("store-\(what)"), "-o", dir.file("\(what).json.gz"), "-q"],
+                         ["verify", dir.file("\(what).json.gz"), "--store", dir.file("store-\(what)"), "-q"]]
+        }
+        for command in commands {
+            let run = try PeakMemory.run(command)
+            #expect(run.exitCode == exitCode, "\(what): \(command[0]) exited \(run.exitCode)")
+            #expect(run.peakBytes <= Self.bound, "\(what): \(command[0]) peaked at \(run.peakBytes >> 20) MB")
+        }
+    }
+
+    private func write(_ object: [ByteKey: JSONNode], _ name: String, in dir: TemporaryDirectory) -> String {
+        dir.write(name, JSONNode.object(object).compactText)
+    }
+
+    @Test("the longest string, the largest attachment and the largest document each command accepts: under 150 MB for every command")
+    func largestValues() throws {
+        let dir = TemporaryDirectory()
+        var object = try Seeds.appObject()
+        try ClosureArchives.set(&object, "coachMessages", "body", .string(String(repeating: "x", count: Self.limits.maxStringBytes - 16)))
+        try expectBounded(write(object, "string.json", in: dir), exitCode: 0, in: dir, "string")
+
+        object = try Seeds.appObject()
+        var random = SystemRandomNumberGenerator()
+        let bytes = (0..<Self.limits.maxBase64PayloadBytes).map { _ in UInt8.random(in: 0...255, using: &random) }
+        var encoded: [UInt8] = []
+        Base64.encode(bytes, appendingTo: &encoded)
+        object["attachments"] = .array([.object(["file": .string("large.jpg"), "base64": .string(String(decoding: encoded, as: UTF8.self))])])
+        try expectBounded(write(object, "attachment.json", in: dir), exitCode: 0, in: dir, "attachment")
+
+        // The most values a document can hold: a flat array of zeros filling the whole-value limit.
+        object = try Seeds.appObject()
+        let zeros = JSONNode.array(Array(repeating: .number("0"), count: (Self.limits.maxWholeValueBytes - 200) / 2))
+        object["documents"] = .array([.object(["path": .string("Splits/01J0000000000000000000000A.json"),
+                                               "document": .object(["schemaVersion": .number("3"), "x": zeros])])])
+        object["documentStubs"] = .array([])
+        object["documentFiles"] = .array([])
+        try expectBounded(write(object, "document.json", in: dir), exitCode: 0, in: dir, "document")
+    }
+
+    @Test("a value past its limit is refused by name, in bounded memory, and the option raises the limit")
+    func pastTheLimits() throws {
+        let dir = TemporaryDirectory()
+        // A document of nested arrays five times the whole-value limit (it took 700 MB per 20 MB).
+        var object = try Seeds.appObject()
+        let nested = JSONNode.array(Array(repeating: .array([.number("0")]), count: 5 * Self.limits.maxWholeValueBytes / 4))
+        object["documents"] = .array([.object(["path": .string("Splits/01J0000000000000000000000A.json"),
+                                               "document": .object(["schemaVersion": .number("3"), "x": nested])])])
+        object["documentStubs"] = .array([])
+        object["documentFiles"] = .array([])
+        let document = write(object, "document.json", in: dir)
+        try expectBounded(document, exitCode: 1, in: dir, "document")
+        let refused = try CLI.run(["inspect", document])
+        #expect(refused.exitCode == 1 && refused.stderr.contains("documents[0].document: its JSON passes the limit of 2097152 bytes")
+                && refused.stderr.contains("--max-object-size raises the limit"), "\(refused.stderr)")
+        let raised = try CLI.run(["inspect", document, "--max-object-size", "\(16 << 20)"])
+        #expect(!raised.stderr.contains("passes the limit of"), "\(raised.stderr)")
+
+        // An Android row and a meal row held whole, past the limit.
+        var android = try Seeds.androidObject()
+        try ClosureArchives.set(&android, "measurements", "padding", .array(Array(repeating: .number("1"), count: Self.limits.maxWholeValueBytes / 2)))
+        let row = try CLI.run(["inspect", write(android, "android.json", in: dir)])
+        #expect(row.exitCode == 1 && row.stderr.contains("measurements[0]: its JSON passes the limit"), "\(row.stderr)")
+        android = try Seeds.androidObject()
+        try ClosureArchives.set(&android, "mealEntries", "notes", .array(Array(repeating: .number("1"), count: Self.limits.maxWholeValueBytes / 2)))
+        let meal = try CLI.run(["verify", write(android, "meal.json", in: dir)])
+        #expect(meal.exitCode == 1 && meal.stdout.contains("mealEntries[0]: its JSON passes the limit"), "\(meal.stdout)")
+
+        // A string one byte past the limit, and the option that lets it through.
+        object = try Seeds.appObject()
+        try ClosureArchives.set(&object, "coachMessages", "body", .string(String(repeating: "x", count: Self.limits.maxStringBytes + 1)))
+        let long = write(object, "long.json", in: dir)
+        let refusedString = try CLI.run(["import", long, "--store", dir.file("s")])
+        #expect(refusedString.exitCode == 1 && refusedString.stderr.contains("--max-string-size raises the limit"), "\(refusedString.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("s")))
+        let imported = try CLI.run(["import", long, "--store", dir.file("s"), "--max-string-size", "\(13 << 20)", "--no-backfill"])
+        #expect(imported.exitCode == 0, "\(imported.stderr)")
+        // The store now holds a value the default limits refuse: export says so by name and
+        // writes nothing, and with the same option it writes an archive that reads back with it.
+        let export = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("e.json.gz")])
+        #expect(export.exitCode == 1 && export.stderr.contains("coachMessages") && !FileManager.default.fileExists(atPath: dir.file("e.json.gz")), "\(export.stderr)")
+        let raisedExport = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("e.json.gz"), "--max-string-size", "\(13 << 20)"])
+        #expect(raisedExport.exitCode == 0, "\(raisedExport.stderr)")
+        let verified = try CLI.run(["verify", dir.file("e.json.gz"), "--store", dir.file("s"), "--max-string-size", "\(13 << 20)"])
+        #expect(verified.exitCode == 0, "\(verified.stdout)")
+    }
+
+    @Test("verify of a file with an error in each of 200 000 rows: the first 100 listed, the rest counted, memory bounded")
+    func manyProblems() throws {
+        let dir = TemporaryDirectory()
+        let rows = 200_000
+        var text = Array(#"{"formatVersion":2,"exportedAt":"2026-03-01T00:00:00.000Z","appVersion":"t","measurements":["#.utf8)
+        for i in 0..<rows {
+            if i > 0 { text.append(0x2C) }
+            text += Array(#"{"id":"\#(RowFactory.uuid(i))","kindRaw":"heartRate","value":"not a number","unit":"bpm","timestamp":"2026-03-01T00:00:00.000Z","sourceRaw":"ring","confidenceRaw":"known","createdAt":"2026-03-01T00:00:00.000Z"}"#.utf8)
+        }
+        text += Array("]}".utf8)
+        let file = dir.file("errors.json")
+        FileManager.default.createFile(atPath: file, contents: Data(text))
+        let run = try PeakMemory.run(["verify", file, "-q"])
+        #expect(run.exitCode == 1 && run.peakBytes <= Self.bound, "verify exited \(run.exitCode), peaked at \(run.peakBytes >> 20) MB")
+        let json = try CLI.run(["verify", file, "--json", "-q"]).json
+        let problems = json["problems"] as? [[String: Any]] ?? []
+        let measurementErrors = problems.filter { $0["table"] as? String == "measurements" }.count
+        let omitted = (json["omittedProblems"] as? [String: Int])?["measurements"] ?? 0
+        #expect(measurementErrors == 100 && omitted >= rows - 100 && json["errors"] as? Int == problems.filter { $0["severity"] as? String == "error" }.count + omitted,
+                "\(measurementErrors) listed, \(omitted) omitted, \(json["errors"] ?? "nil") errors")
+        let text2 = try CLI.run(["verify", file, "-q"])
+        #expect(text2.stdout.contains("… and \(ProgressLine.grouped(omitted)) more problems in measurements"), "\(text2.stdout.suffix(600))")
+        #expect(text2.stdout.utf8.count < 100_000, "the text report is bounded: \(text2.stdout.utf8.count) bytes")
+    }
+
+    @Test("a row with 300 000 different unknown fields: 50 named in the warnings, the rest counted")
+    func manyUnknownFields() throws {
+        let dir = TemporaryDirectory()
+        var object = try Seeds.appObject()
+        var rows = try #require(object["measurements"]?.arrayValue)
+        var row = try #require(rows[0].objectValue)
+        for i in 0..<300_000 { row[ByteKey("unknown\(i)")] = .number("0") }
+        rows[0] = .object(row)
+        object["measurements"] = .array(rows)
+        let file = write(object, "unknown.json", in: dir)
+        let run = try PeakMemory.run(["verify", file, "-q"])
+        #expect(run.exitCode == 0 && run.peakBytes <= Self.bound, "verify exited \(run.exitCode), peaked at \(run.peakBytes >> 20) MB")
+        let inspect = try CLI.run(["inspect", file, "-q"])
+        let named = inspect.stderr.split(separator: "\n").filter { $0.contains("unknown field \"unknown") }.count
+        #expect(named == NameTally.namedLimit && inspect.stderr.contains("\(300_000 - NameTally.namedLimit) more unknown fields"), "\(inspect.stderr.suffix(400))")
+    }
+}
