@@ -64,13 +64,20 @@ struct CorruptionMatrixTests {
     @Test("a sample of truncations and flips of the larger golden archive is refused")
     func sampledMatrix() throws {
         let archive = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Repository.sampleFormat2)))
+        let content = try readToEnd(GzipReader(source: MemorySource(archive), name: "golden"))
         var random = SystemRandomNumberGenerator()
         var accepted: [String] = []
         for _ in 0..<60 {
             let length = Int.random(in: 0..<archive.count, using: &random)
             if Self.refused(Array(archive[0..<length])) != (true, true) { accepted.append("truncated to \(length)") }
             let index = Int.random(in: 0..<archive.count, using: &random)
-            if Self.refused(Self.flipped(archive, at: index)) != (true, true) { accepted.append("byte \(index) flipped") }
+            let flipped = Self.flipped(archive, at: index)
+            // Some bits inflate never reads (the padding after a stored block's header, which
+            // the writer's flushes leave): flipped, the content is the same, and reading it is
+            // right (CI once drew byte 90 326 of this file).
+            if Self.refused(flipped) != (true, true), (try? readToEnd(GzipReader(source: MemorySource(flipped), name: "flipped"))) != content {
+                accepted.append("byte \(index) flipped")
+            }
         }
         #expect(accepted.isEmpty, "\(accepted)")
     }
