@@ -78,6 +78,24 @@ struct DeferredIndexTests {
         #expect(try schema(dir.file("old.sqlite")) == expected)
     }
 
+    @Test("a quoted SQL name doubles each quote: SQLite reads back the name as it was")
+    func quotedNames() throws {
+        #expect(StoreSchema.quoted("measurements") == #""measurements""#)
+        #expect(StoreSchema.quoted("") == #""""#)
+        #expect(StoreSchema.quoted(#"a"b""#) == #""a""b""""#)
+        let names = [#"""#, #"x""y"#, "café \u{0301}\"", #""lead and trail""#]
+        let database = try SQLiteDatabase(path: ":memory:", create: true)
+        for (index, name) in names.enumerated() {
+            try database.execute("CREATE TABLE \(StoreSchema.quoted(name)) (\(StoreSchema.quoted("c\(index)\"")) INTEGER)")
+            try database.execute("INSERT INTO \(StoreSchema.quoted(name)) VALUES (\(index))")
+            #expect(try database.integer("SELECT \(StoreSchema.quoted("c\(index)\"")) FROM \(StoreSchema.quoted(name))") == Int64(index))
+        }
+        let tables = try database.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY rowid")
+        var found: [String] = []
+        while try tables.step() { found.append(tables.text(at: 0)) }
+        #expect(found == names)
+    }
+
     @Test("a new store, a replaced one and a migrated empty one have the same schema, indexes included")
     func importKeepsTheSchema() throws {
         let dir = TemporaryDirectory()
