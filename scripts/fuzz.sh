@@ -52,13 +52,15 @@ build ulid-parser Sources/PulseArchive/*.swift Tests/Fuzz/ULIDFuzz.swift
 build readiness Sources/PulseArchive/*.swift Sources/Readiness/*.swift Tests/Fuzz/ReadinessFuzz.swift
 # The closure pipeline needs four libraries in the one module: their imports of each other are
 # dropped from copies of the sources (swiftc ignores only the self-import of PulseArchive).
-closure_src="$out/closure-src"
-rm -rf "$closure_src" && mkdir -p "$closure_src"
-for file in Sources/PulseArchive/*.swift Sources/PulseDocuments/*.swift Sources/Readiness/*.swift Sources/PulseStore/*.swift; do
-    module=$(basename "$(dirname "$file")")
-    sed -E '/^import (PulseDocuments|Readiness|PulseStore)$/d' "$file" > "$closure_src/$module-$(basename "$file")"
-done
-build closure-pipeline "$closure_src"/*.swift Tests/Fuzz/ClosureFuzz.swift -I Sources/CSQLite -lsqlite3
+if wanted closure-pipeline; then
+    closure_src="$out/closure-src"
+    rm -rf "$closure_src" && mkdir -p "$closure_src"
+    for file in Sources/PulseArchive/*.swift Sources/PulseDocuments/*.swift Sources/Readiness/*.swift Sources/PulseStore/*.swift; do
+        module=$(basename "$(dirname "$file")")
+        sed -E '/^import (PulseDocuments|Readiness|PulseStore)$/d' "$file" > "$closure_src/$module-$(basename "$file")"
+    done
+    build closure-pipeline "$closure_src"/*.swift Tests/Fuzz/ClosureFuzz.swift -I Sources/CSQLite -lsqlite3
+fi
 
 run() {
     local name=$1 seeds=$2 length=$3; shift 3
