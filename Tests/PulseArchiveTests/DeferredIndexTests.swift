@@ -45,6 +45,57 @@ struct DeferredIndexTests {
         #expect(!migrated.contains { $0.contains("sqlite_autoindex_measurements") })
     }
 
+    @Test("a new database gets the current schema directly: the same objects as replaying every step, every step recorded, no table rebuilt")
+    func newDatabaseSkipsTheRebuilds() throws {
+        let dir = TemporaryDirectory()
+        for name in ["direct.sqlite", "replayed.sqlite"] { try PrivateFiles.touch(dir.file(name)) }
+        let direct = try SQLiteDatabase(path: dir.file("direct.sqlite"), create: false)
+        try StoreMigration.migrate(direct)
+        let replayed = try SQLiteDatabase(path: dir.file("replayed.sqlite"), create: false)
+        try StoreMigration.migrate(replayed, replay: true)
+
+        let expected = try schema(dir.file("replayed.sqlite"))
+        #expect(expected.count > ArchiveTable.all.count * 2)
+        #expect(try schema(dir.file("direct.sqlite")) == expected)
+        for database in [direct, replayed] {
+            #expect(try database.integer("PRAGMA user_version") == Int64(StoreMigration.all.count))
+            let names = try database.prepare(#"SELECT name FROM "schemaMigrations" ORDER BY rowid"#)
+            var recorded: [String] = []
+            while try names.step() { recorded.append(names.text(at: 0)) }
+            #expect(recorded == StoreMigration.all.map(\.name))
+        }
+        // SQLite counts every change of the schema: one per object created directly; the replay
+        // also creates, fills, drops and renames a copy of each archive table (and its indexes).
+        let directChanges = try direct.integer("PRAGMA schema_version")
+        #expect(directChanges <= Int64(StoreMigration.currentSchema.count + 1))
+        #expect(try replayed.integer("PRAGMA schema_version") > directChanges + Int64(ArchiveTable.all.count * 3))
+
+        // A store the steps left at schema 5 still runs the last step (no shortcut there).
+        try PrivateFiles.touch(dir.file("old.sqlite"))
+        let old = try SQLiteDatabase(path: dir.file("old.sqlite"), create: false)
+        try StoreMigration.migrate(old, through: 5)
+        try StoreMigration.migrate(old)
+        #expect(try schema(dir.file("old.sqlite")) == expected)
+    }
+
+    @Test("a quoted SQL name doubles each quote: SQLite reads back the name as it was")
+    func quotedNames() throws {
+        #expect(StoreSchema.quoted("measurements") == #""measurements""#)
+        #expect(StoreSchema.quoted("") == #""""#)
+        #expect(StoreSchema.quoted(#"a"b""#) == #""a""b""""#)
+        let names = [#"""#, #"x""y"#, "café \u{0301}\"", #""lead and trail""#]
+        let database = try SQLiteDatabase(path: ":memory:", create: true)
+        for (index, name) in names.enumerated() {
+            try database.execute("CREATE TABLE \(StoreSchema.quoted(name)) (\(StoreSchema.quoted("c\(index)\"")) INTEGER)")
+            try database.execute("INSERT INTO \(StoreSchema.quoted(name)) VALUES (\(index))")
+            #expect(try database.integer("SELECT \(StoreSchema.quoted("c\(index)\"")) FROM \(StoreSchema.quoted(name))") == Int64(index))
+        }
+        let tables = try database.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY rowid")
+        var found: [String] = []
+        while try tables.step() { found.append(tables.text(at: 0)) }
+        #expect(found == names)
+    }
+
     @Test("a new store, a replaced one and a migrated empty one have the same schema, indexes included")
     func importKeepsTheSchema() throws {
         let dir = TemporaryDirectory()
