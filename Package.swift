@@ -22,18 +22,21 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // The system layer: byte streams, private files and directories, signals and cleanup,
+        // worker threads and bounded queues. Knows nothing of archives.
+        .target(name: "PulseSystem"),
         // The codec: tables, JSON dialect, gzip, streaming reader and writer. No store.
-        .target(name: "PulseArchive", dependencies: ["CZlib"]),
+        .target(name: "PulseArchive", dependencies: ["CZlib", "PulseSystem"]),
         // The workout document store: typed documents, canonical encoding, ULIDs, merge.
-        .target(name: "PulseDocuments", dependencies: ["PulseArchive"]),
+        .target(name: "PulseDocuments", dependencies: ["PulseArchive", "PulseSystem"]),
         // Pure readiness and sleep-score maths: no SQLite, no store.
         .target(name: "Readiness", dependencies: ["PulseArchive"]),
         // The SQLite store: schema, migrations, staging, import and export, readiness backfill.
-        .target(name: "PulseStore", dependencies: ["PulseArchive", "PulseDocuments", "CSQLite", "Readiness"]),
+        .target(name: "PulseStore", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "CSQLite", "Readiness"]),
         // Deterministic synthetic ring data for `demo` and the sample archives.
         .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseStore"]),
         // Argument parsing, commands, progress and reports.
-        .target(name: "PulseArchiveCLI", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
+        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseDemo"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
         // Writes the golden files in Archives/ once; refuses to overwrite them.
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
@@ -41,7 +44,7 @@ let package = Package(
         .executableTarget(name: "read-floor", dependencies: ["PulseArchive"]),
         .testTarget(
             name: "PulseArchiveTests",
-            dependencies: ["PulseArchive", "PulseDocuments", "Readiness", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
+            dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
         ),
     ],
     swiftLanguageModes: [.v6]

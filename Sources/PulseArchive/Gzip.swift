@@ -1,4 +1,5 @@
 import CZlib
+import PulseSystem
 
 /// Reads the single gzip member of a file (RFC 1952) and delivers its inflated bytes.
 ///

@@ -1,3 +1,5 @@
+import PulseSystem
+
 /// Buffers JSON text in the app's dialect and hands it to a sink in large chunks.
 final class JSONOutput {
     private let sink: ByteSink

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PulseSystem
 
 /// A document tree on disk (`Splits/`, `Workouts/YYYY/MM/`, `Stubs/` under a root), walked
 /// without following links. Files that are not `<ULID>.json` in their place (iCloud conflict

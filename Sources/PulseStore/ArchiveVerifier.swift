@@ -2,6 +2,7 @@ import Foundation
 import PulseArchive
 import PulseDocuments
 import Readiness
+import PulseSystem
 
 /// One finding of `verify`.
 public struct VerifyProblem: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import PulseArchive
 import PulseDocuments
+import PulseSystem
 
 /// What one step of the round trip carries: the rows of a table or of an extension table.
 enum RoundTripSection: Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import PulseArchive
 import PulseDocuments
+import PulseSystem
 
 /// A scratch database with the store's schema into which an archive is read in full before
 /// anything touches the store.

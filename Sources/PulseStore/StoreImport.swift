@@ -1,6 +1,7 @@
 import Foundation
 import PulseArchive
 import PulseDocuments
+import PulseSystem
 
 /// How an import treats a store that already holds data.
 public enum ImportMode: String, Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 @testable import PulseStore
+import PulseSystem
 
 /// The store's indexes, which an import builds after loading the rows.
 @Suite("Indexes built after the rows")

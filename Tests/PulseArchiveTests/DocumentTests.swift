@@ -3,6 +3,7 @@ import Testing
 @testable import PulseArchive
 @testable import PulseDocuments
 @testable import PulseStore
+import PulseDemo
 
 /// Documents for the tests, built as the app would write them.
 enum DocumentFixtures {
