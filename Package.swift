@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "pulse-archive", targets: ["pulse-archive"]),
         .library(name: "PulseArchive", targets: ["PulseArchive"]),
         .library(name: "PulseStore", targets: ["PulseStore"]),
+        .library(name: "PulseVerify", targets: ["PulseVerify"]),
         .library(name: "Readiness", targets: ["Readiness"]),
     ],
     targets: [
@@ -31,12 +32,15 @@ let package = Package(
         .target(name: "PulseDocuments", dependencies: ["PulseArchive", "PulseSystem"]),
         // Pure readiness and sleep-score maths: no SQLite, no store.
         .target(name: "Readiness", dependencies: ["PulseArchive"]),
-        // The SQLite store: schema, migrations, staging, import and export, readiness backfill.
+        // The SQLite store: schema, frozen migrations, staging, import and export, readiness backfill.
         .target(name: "PulseStore", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "CSQLite", "Readiness"]),
+        // verify: the archive checked as CI needs it, the round trip through a temporary store,
+        // the comparison with a store (and the coming `diff`).
+        .target(name: "PulseVerify", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseStore"]),
         // Deterministic synthetic ring data for `demo` and the sample archives.
         .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseStore"]),
         // Argument parsing, commands, progress and reports.
-        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseDemo"]),
+        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "PulseDemo"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
         // Writes the golden files in Archives/ once; refuses to overwrite them.
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
@@ -44,7 +48,7 @@ let package = Package(
         .executableTarget(name: "read-floor", dependencies: ["PulseArchive"]),
         .testTarget(
             name: "PulseArchiveTests",
-            dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
+            dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseStore", "PulseVerify", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -15,8 +15,8 @@ private let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)
 private let constraintPrimaryKey: Int32 = SQLITE_CONSTRAINT | (6 << 8)
 
 /// One open SQLite connection; the only owner of its `sqlite3*`.
-final class SQLiteDatabase {
-    let path: String
+package final class SQLiteDatabase {
+    package let path: String
     private var handle: OpaquePointer?
     /// Statements prepared once and reused, by SQL text.
     private var statementCache: [String: SQLiteStatement] = [:]
@@ -28,7 +28,7 @@ final class SQLiteDatabase {
     }()
 
     /// How a connection may use its file.
-    enum Access {
+    package enum Access {
         case readWrite
         /// SQLite's read-only open: it still needs `-shm` beside a WAL database, so it creates
         /// one in a writable directory, and reads the WAL through it.
@@ -42,7 +42,7 @@ final class SQLiteDatabase {
     /// (`SQLITE_OPEN_NOFOLLOW`): SQLite would otherwise write where it points.
     /// - Parameter attachesReadOnly: lets `attachReadOnly` be used on this connection (it needs
     ///   URI filenames, so `path` must not start with `file:`).
-    init(path: String, create: Bool, access: Access = .readWrite, attachesReadOnly: Bool = false) throws {
+    package init(path: String, create: Bool, access: Access = .readWrite, attachesReadOnly: Bool = false) throws {
         _ = Self.configured
         self.path = path
         var db: OpaquePointer?
@@ -71,7 +71,7 @@ final class SQLiteDatabase {
     }
 
     /// Closes the connection now (finalizing cached statements); later use fails.
-    func close() {
+    package func close() {
         statementCache.removeAll()
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
@@ -79,14 +79,14 @@ final class SQLiteDatabase {
 
     /// Attaches the database at `path` for reading and writing, under a linked directory too
     /// (`resolvingDirectory`).
-    func attach(_ path: String, as schema: String) throws {
+    package func attach(_ path: String, as schema: String) throws {
         try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(Self.resolvingDirectory(path))])
     }
 
     /// Attaches the database file at `path` as `schema`, read-only: a statement that would
     /// write to it fails. The connection must have been opened with `attachesReadOnly`.
     /// - Parameter immutable: attach as `Access.immutable` (the store was opened so).
-    func attachReadOnly(_ path: String, as schema: String, immutable: Bool = false) throws {
+    package func attachReadOnly(_ path: String, as schema: String, immutable: Bool = false) throws {
         try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(Self.uri(Self.resolvingDirectory(path), immutable: immutable))])
     }
 
@@ -97,7 +97,7 @@ final class SQLiteDatabase {
     /// is left for the open to report. SQLite's own names, `:memory:` and the empty name of a
     /// temporary database, are no files and pass unchanged: resolved, `:memory:` became a file
     /// of that name in the working directory.
-    static func resolvingDirectory(_ path: String) -> String {
+    package static func resolvingDirectory(_ path: String) -> String {
         if path == ":memory:" || path.isEmpty { return path }
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
@@ -123,17 +123,17 @@ final class SQLiteDatabase {
     }
 
     /// A statement prepared on first use and kept for the connection's lifetime.
-    func cached(_ sql: String) throws -> SQLiteStatement {
+    package func cached(_ sql: String) throws -> SQLiteStatement {
         if let statement = statementCache[sql] { return statement }
         let statement = try prepare(sql)
         statementCache[sql] = statement
         return statement
     }
 
-    var errorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+    package var errorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     /// Runs SQL that returns no rows and takes no values (schema, pragmas, transactions).
-    func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         var error: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(handle, sql, nil, nil, &error)
         if status != SQLITE_OK {
@@ -143,12 +143,12 @@ final class SQLiteDatabase {
         }
     }
 
-    func prepare(_ sql: String) throws -> SQLiteStatement {
+    package func prepare(_ sql: String) throws -> SQLiteStatement {
         try SQLiteStatement(database: self, handle: handle, sql: sql)
     }
 
     /// The single integer a query returns (`PRAGMA user_version`, `count(*)`).
-    func integer(_ sql: String, _ values: FieldValue...) throws -> Int64 {
+    package func integer(_ sql: String, _ values: FieldValue...) throws -> Int64 {
         let statement = try prepare(sql)
         try statement.bind(values)
         guard try statement.step() else { return 0 }
@@ -156,12 +156,12 @@ final class SQLiteDatabase {
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     /// - Parameter committing: runs the COMMIT it is given (once), for work bound to the commit
     ///   itself.
-    func transaction<T>(immediate: Bool = true, committing: (_ commit: () throws -> Void) throws -> Void = { try $0() },
+    package func transaction<T>(immediate: Bool = true, committing: (_ commit: () throws -> Void) throws -> Void = { try $0() },
                         _ body: () throws -> T) throws -> T {
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
@@ -179,11 +179,11 @@ final class SQLiteDatabase {
 ///
 /// It keeps no reference to its `SQLiteDatabase`, so a connection can cache its statements
 /// without a retain cycle; `sqlite3_close_v2` defers the close until the last one is finalized.
-final class SQLiteStatement {
+package final class SQLiteStatement {
     private let handle: OpaquePointer
     /// The database file, for messages.
     private let path: String
-    let sql: String
+    package let sql: String
 
     fileprivate init(database: SQLiteDatabase, handle db: OpaquePointer?, sql: String) throws {
         self.path = database.path
@@ -202,14 +202,14 @@ final class SQLiteStatement {
     }
 
     /// Binds `values` to the parameters 1…n after a reset.
-    func bind(_ values: [FieldValue]) throws {
+    package func bind(_ values: [FieldValue]) throws {
         sqlite3_reset(handle)
         for (i, value) in values.enumerated() {
             try bind(value, at: Int32(i + 1))
         }
     }
 
-    func bind(_ value: FieldValue, at index: Int32) throws {
+    package func bind(_ value: FieldValue, at index: Int32) throws {
         let status: Int32
         switch value {
         case .null: status = sqlite3_bind_null(handle, index)
@@ -227,7 +227,7 @@ final class SQLiteStatement {
         guard status == SQLITE_OK else { throw StoreError(.sqlite, "\(path): cannot bind a value: \(errorMessage)") }
     }
 
-    func bindBlob(_ bytes: [UInt8], at index: Int32) throws {
+    package func bindBlob(_ bytes: [UInt8], at index: Int32) throws {
         let status = bytes.withUnsafeBytes { buffer in
             sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), transient)
         }
@@ -235,7 +235,7 @@ final class SQLiteStatement {
     }
 
     /// Advances to the next row; false when done.
-    func step() throws -> Bool {
+    package func step() throws -> Bool {
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -244,24 +244,24 @@ final class SQLiteStatement {
     }
 
     /// Runs a statement that returns no rows.
-    func run(_ values: [FieldValue] = []) throws {
+    package func run(_ values: [FieldValue] = []) throws {
         try bind(values)
         while try step() {}
     }
 
-    func reset() { sqlite3_reset(handle) }
+    package func reset() { sqlite3_reset(handle) }
 
-    func isNull(at column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
-    func int64(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
-    func double(at column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    package func isNull(at column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    package func int64(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    package func double(at column: Int32) -> Double { sqlite3_column_double(handle, column) }
 
-    func text(at column: Int32) -> String {
+    package func text(at column: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
-    func blob(at column: Int32) -> [UInt8] {
+    package func blob(at column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }
         return [UInt8](UnsafeRawBufferPointer(start: bytes, count: count))
@@ -270,7 +270,7 @@ final class SQLiteStatement {
     /// Whether the column, read as `value(at:as:)` reads it, holds `expected`, compared
     /// without building the value (no string is allocated): `verify` asks it of every column
     /// of every row. Text is compared byte for byte, which is what an export writes.
-    func column(_ column: Int32, as type: FieldType, holds expected: FieldValue) -> Bool {
+    package func column(_ column: Int32, as type: FieldType, holds expected: FieldValue) -> Bool {
         if isNull(at: column) { return expected.isNull }
         switch (type, expected) {
         case (.int, .int(let v)), (.date, .date(let v)): return int64(at: column) == v
@@ -286,7 +286,7 @@ final class SQLiteStatement {
     }
 
     /// The column as the field type says it was stored.
-    func value(at column: Int32, as type: FieldType) -> FieldValue {
+    package func value(at column: Int32, as type: FieldType) -> FieldValue {
         if isNull(at: column) { return .null }
         switch type {
         case .int: return .int(int64(at: column))
@@ -298,11 +298,11 @@ final class SQLiteStatement {
     }
 
     /// A failed step, with SQLite's extended code so callers can recognise constraints.
-    struct StepError: Error, CustomStringConvertible {
-        let code: Int32
-        let message: String
-        let path: String
-        var isUniqueViolation: Bool { code == constraintUnique || code == constraintPrimaryKey }
-        var description: String { "\(path): \(message)" }
+    package struct StepError: Error, CustomStringConvertible {
+        package let code: Int32
+        package let message: String
+        package let path: String
+        package var isUniqueViolation: Bool { code == constraintUnique || code == constraintPrimaryKey }
+        package var description: String { "\(path): \(message)" }
     }
 }

@@ -10,7 +10,7 @@ public final class StoreRowWriter {
     /// The statement of the table rows came for last: rows come a table at a time.
     private var current: (key: String, insert: SQLiteStatement)?
 
-    init(database: SQLiteDatabase) throws {
+    package init(database: SQLiteDatabase) throws {
         for table in ArchiveTable.all {
             inserts[table.key] = try database.prepare(StoreSchema.insert(table))
         }

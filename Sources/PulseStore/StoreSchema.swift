@@ -6,12 +6,12 @@ import PulseArchive
 /// Column types: UUIDs and strings are TEXT (UUIDs upper-case), dates INTEGER milliseconds
 /// since 1970 (exact, and ordered for the readiness range queries), booleans INTEGER 0/1,
 /// integers INTEGER, doubles REAL.
-enum StoreSchema {
-    static func quoted(_ identifier: String) -> String {
+package enum StoreSchema {
+    package static func quoted(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    static func columnType(_ type: FieldType) -> String {
+    package static func columnType(_ type: FieldType) -> String {
         switch type {
         case .uuid, .string: return "TEXT"
         case .date, .int, .bool: return "INTEGER"
@@ -23,7 +23,7 @@ enum StoreSchema {
     ///   - name: the table's name, when not its key (a table being rebuilt).
     ///   - unique: false leaves out the unique constraint: the store's tables have a unique
     ///     index instead since `uniqueKeysAsIndexes`, and `verify`'s round trip has neither.
-    static func createTable(_ table: ArchiveTable, named name: String? = nil, unique: Bool = true) -> String {
+    package static func createTable(_ table: ArchiveTable, named name: String? = nil, unique: Bool = true) -> String {
         var columns = table.fields.map { field in
             "\(quoted(field.name)) \(columnType(field.type))\(field.isOptional ? "" : " NOT NULL")"
         }
@@ -33,12 +33,12 @@ enum StoreSchema {
 
     /// The unique index on a table's key, named `<table>UniqueKey`. An index, unlike a table's
     /// UNIQUE constraint, can be dropped for a bulk load and built after it (`DeferredIndexes`).
-    static func createUniqueIndex(_ table: ArchiveTable) -> String {
+    package static func createUniqueIndex(_ table: ArchiveTable) -> String {
         "CREATE UNIQUE INDEX \(quoted(table.key + "UniqueKey")) ON \(quoted(table.key)) (\(quoted(table.uniqueKey)))"
     }
 
     /// The indexes of the readiness queries (`createReadinessIndexes`).
-    static let readinessIndexes = [
+    package static let readinessIndexes = [
         #"CREATE INDEX "measurementsByKindAndTime" ON "measurements" ("kindRaw", "timestamp")"#,
         #"CREATE INDEX "sleepSessionsByDate" ON "sleepSessions" ("date")"#,
         #"CREATE INDEX "activityDailiesByDate" ON "activityDailies" ("date")"#,
@@ -47,12 +47,12 @@ enum StoreSchema {
     ]
 
     /// `createSleepStageBlocksBySession`'s index.
-    static let sleepStageBlocksBySession = #"CREATE INDEX "sleepStageBlocksBySession" ON "sleepStageBlocks" ("sessionId")"#
+    package static let sleepStageBlocksBySession = #"CREATE INDEX "sleepStageBlocksBySession" ON "sleepStageBlocks" ("sessionId")"#
 
     /// A table rebuilt without its UNIQUE constraint and given a unique index instead, its
     /// rows and rowids (the export's order) kept. Dropping the old table drops its indexes:
     /// the migration creates them again.
-    static func rebuildWithUniqueIndex(_ table: ArchiveTable) -> [String] {
+    package static func rebuildWithUniqueIndex(_ table: ArchiveTable) -> [String] {
         let rebuilt = table.key + "Rebuilt"
         let columns = columnList(table)
         return [
@@ -64,21 +64,21 @@ enum StoreSchema {
         ]
     }
 
-    static let createSettings = """
+    package static let createSettings = """
         CREATE TABLE "settings" (
           "key" TEXT NOT NULL PRIMARY KEY,
           "value" TEXT NOT NULL
         )
         """
 
-    static let createAttachments = """
+    package static let createAttachments = """
         CREATE TABLE "attachments" (
           "file" TEXT NOT NULL PRIMARY KEY,
           "contents" BLOB NOT NULL
         )
         """
 
-    static func createExtensionTable(_ table: ExtensionTable) -> String {
+    package static func createExtensionTable(_ table: ExtensionTable) -> String {
         #"CREATE TABLE "\#(table.rawValue)" ("\#(table.uniqueKey)" TEXT NOT NULL UNIQUE, "row" TEXT NOT NULL)"#
     }
 
@@ -86,21 +86,21 @@ enum StoreSchema {
     /// unique constraints and indexes of the archive tables. An index changes no value, and
     /// `verify` checks unique keys on its own, in sorted runs; settings, attachments and
     /// extension rows keep theirs (they are few, and a repeat among them shows as a violation).
-    static var roundTripTables: [String] {
+    package static var roundTripTables: [String] {
         ArchiveTable.all.map { createTable($0, unique: false) } + [createSettings, createAttachments]
             + ExtensionTable.allCases.map(createExtensionTable)
     }
 
-    static func columnList(_ table: ArchiveTable) -> String {
+    package static func columnList(_ table: ArchiveTable) -> String {
         table.fields.map { quoted($0.name) }.joined(separator: ", ")
     }
 
-    static func insert(_ table: ArchiveTable, orIgnore: Bool = false) -> String {
+    package static func insert(_ table: ArchiveTable, orIgnore: Bool = false) -> String {
         let placeholders = Array(repeating: "?", count: table.fields.count).joined(separator: ", ")
         return "INSERT\(orIgnore ? " OR IGNORE" : "") INTO \(quoted(table.key)) (\(columnList(table))) VALUES (\(placeholders))"
     }
 
-    static func selectAll(_ table: ArchiveTable, schema: String = "main") -> String {
+    package static func selectAll(_ table: ArchiveTable, schema: String = "main") -> String {
         "SELECT \(columnList(table)) FROM \(schema).\(quoted(table.key)) ORDER BY rowid"
     }
 }
@@ -113,7 +113,7 @@ struct StoreMigration {
     let sql: [String]
 
     /// The store's history, oldest first. Append only: a released step never changes.
-    static let all: [StoreMigration] = [
+    package static let all: [StoreMigration] = [
         StoreMigration(
             name: "createArchiveTables",
             sql: ArchiveTable.all.map { StoreSchema.createTable($0) } + [StoreSchema.createSettings, StoreSchema.createAttachments]
@@ -147,7 +147,7 @@ struct StoreMigration {
     ]
 
     /// - Throws: `StoreError.incompatibleStore` for a store from a newer tool.
-    static func requireKnown(_ version: Int, path: String) throws {
+    package static func requireKnown(_ version: Int, path: String) throws {
         if version > all.count {
             throw StoreError(
                 .incompatibleStore,
@@ -159,7 +159,7 @@ struct StoreMigration {
     /// Brings `database` up to date (or up to the first `count` steps, as an older tool left
     /// it), each step in its own transaction.
     /// - Throws: `StoreError.incompatibleStore` for a store from a newer tool.
-    static func migrate(_ database: SQLiteDatabase, through count: Int = all.count) throws {
+    package static func migrate(_ database: SQLiteDatabase, through count: Int = all.count) throws {
         let version = Int(try database.integer("PRAGMA user_version"))
         try requireKnown(version, path: database.path)
         guard version < count else { return }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 @testable import PulseStore
+@testable import PulseVerify
 
 @Suite("Keys sorted in bounded runs (verify's unique keys and references)")
 struct SortedKeyRunsTests {

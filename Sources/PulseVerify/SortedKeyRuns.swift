@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import PulseArchive
+import PulseStore
 
 /// The keys of one table (or the values of one reference column) as an archive streams past,
 /// sorted in bounded memory: a few megabytes at a time are sorted and spilled to a private run

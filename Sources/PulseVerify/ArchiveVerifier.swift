@@ -3,6 +3,7 @@ import PulseArchive
 import PulseDocuments
 import Readiness
 import PulseSystem
+import PulseStore
 
 /// One finding of `verify`.
 public struct VerifyProblem: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import PulseArchive
 import PulseDocuments
 import PulseSystem
+import PulseStore
 
 /// What one step of the round trip carries: the rows of a table or of an extension table.
 enum RoundTripSection: Equatable {
@@ -129,7 +130,7 @@ final class RollingRoundTrip {
 
     /// Writes a document file into the temporary store's tree, as an import stages it.
     func addDocument(_ path: DocumentPath, bytes: [UInt8]) throws {
-        try StoreDocuments.writeFile(bytes, at: path.path, under: tree)
+        try DocumentStaging.writeFile(bytes, at: path.path, under: tree)
         expected.documents[ByteKey(path.path)] = SHA1.hash(bytes)
     }
 
@@ -138,8 +139,7 @@ final class RollingRoundTrip {
     func finish() throws -> DocumentTree {
         try end()
         let documents = try DocumentTree(scanning: tree)
-        try readBack(RoundTripContent(store: StoreContent(
-            database: database, schema: "main", documents: StoreDocuments.Content(tree: documents)), extensionTable: nil))
+        try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main", documentTree: documents), extensionTable: nil))
         try comparison?.compareSettingsAndAttachments()
         try database.execute("COMMIT")
         return documents
@@ -153,7 +153,7 @@ final class RollingRoundTrip {
             switch section {
             case .table(let table): try compareRows(of: table)
             case .extensionTable(let table):
-                try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main"), extensionTable: table))
+                try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main", documentTree: nil), extensionTable: table))
             }
         }
         try database.execute("DELETE FROM \(StoreSchema.quoted(section.name))")
