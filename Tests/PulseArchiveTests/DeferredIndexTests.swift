@@ -40,7 +40,7 @@ struct DeferredIndexTests {
         let migrated = try schema(dir.file("old.sqlite"))
         #expect(migrated == (try schema(dir.file("new.sqlite"))))
         for table in ArchiveTable.all {
-            #expect(migrated.contains("index | \(table.key)UniqueKey | \(table.key) | \(StoreSchema.createUniqueIndex(table))"))
+            #expect(migrated.contains(#"index | \#(table.key)UniqueKey | \#(table.key) | CREATE UNIQUE INDEX "\#(table.key)UniqueKey" ON "\#(table.key)" ("\#(table.uniqueKey)")"#))
         }
         #expect(migrated.contains { $0.hasPrefix("index | measurementsByKindAndTime |") })
         #expect(!migrated.contains { $0.contains("sqlite_autoindex_measurements") })
