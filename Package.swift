@@ -30,8 +30,10 @@ let package = Package(
         .target(name: "PulseArchive", dependencies: ["CZlib", "PulseSystem"]),
         // The workout document store: typed documents, canonical encoding, ULIDs, merge.
         .target(name: "PulseDocuments", dependencies: ["PulseArchive", "PulseSystem"]),
-        // Pure readiness and sleep-score maths: no SQLite, no store.
+        // Pure readiness and sleep-score maths: no SQLite, no store, no chart.
         .target(name: "Readiness", dependencies: ["PulseArchive"]),
+        // The readiness trend chart (SVG) that `readiness --svg` writes.
+        .target(name: "ReadinessChart", dependencies: ["Readiness"]),
         // The SQLite store: schema, frozen migrations, staging, import and export, readiness backfill.
         .target(name: "PulseStore", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "CSQLite", "Readiness"]),
         // verify: the archive checked as CI needs it, the round trip through a temporary store,
@@ -40,7 +42,7 @@ let package = Package(
         // Deterministic synthetic ring data for `demo` and the sample archives.
         .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseStore"]),
         // Argument parsing, commands, progress and reports.
-        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "PulseDemo"]),
+        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
         // Writes the golden files in Archives/ once; refuses to overwrite them.
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
@@ -48,7 +50,7 @@ let package = Package(
         .executableTarget(name: "read-floor", dependencies: ["PulseArchive"]),
         .testTarget(
             name: "PulseArchiveTests",
-            dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseStore", "PulseVerify", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
+            dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
         ),
     ],
     swiftLanguageModes: [.v6]
