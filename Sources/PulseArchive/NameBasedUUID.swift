@@ -10,7 +10,7 @@ public enum NameBasedUUID {
         var digest = SHA1.hash(namespaceBytes + Array(name.utf8))
         digest[6] = digest[6] & 0x0F | 0x50
         digest[8] = digest[8] & 0x3F | 0x80
-        return format(Array(digest[0..<16]))
+        return CanonicalUUID.string(bytes: digest[0..<16])
     }
 
     static func bytes(ofCanonical uuid: String) -> [UInt8] {
@@ -24,17 +24,6 @@ public enum NameBasedUUID {
         case 0x41...0x46: return c - 0x41 + 10
         default: return c - 0x61 + 10
         }
-    }
-
-    static func format(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        for (i, byte) in bytes.enumerated() {
-            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(0x2D) }
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

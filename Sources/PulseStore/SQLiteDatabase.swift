@@ -104,11 +104,15 @@ package final class SQLiteDatabase {
     /// percent-encoded.
     private static func uri(_ path: String, immutable: Bool) -> String {
         let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/".utf8)
-        let hex = Array("0123456789ABCDEF".utf8)
         // An absolute path gets an empty authority, so that `//x` is not read as a host name.
         var uri = Array((path.hasPrefix("/") ? "file://" : "file:").utf8)
         for byte in path.utf8 {
-            if unreserved.contains(byte) { uri.append(byte) } else { uri += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]] }
+            if unreserved.contains(byte) {
+                uri.append(byte)
+            } else {
+                uri.append(UInt8(ascii: "%"))
+                HexText.append(byte, to: &uri)
+            }
         }
         uri += Array((immutable ? "?mode=ro&immutable=1" : "?mode=ro").utf8)
         return String(decoding: uri, as: UTF8.self)
