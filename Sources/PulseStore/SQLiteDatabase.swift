@@ -34,7 +34,7 @@ package final class SQLiteDatabase {
     /// (`SQLITE_OPEN_NOFOLLOW`): SQLite would otherwise write where it points.
     /// - Parameter attachesReadOnly: lets `attachReadOnly` be used on this connection (it needs
     ///   URI filenames, so `path` must not start with `file:`).
-    package init(path: String, create: Bool, access: Access = .readWrite, attachesReadOnly: Bool = false) throws {
+    package init(path: String, create: Bool, access: Access = .readWrite, attachesReadOnly: Bool = false) throws(StoreError) {
         _ = Self.configured
         self.path = path
         var db: OpaquePointer?
@@ -71,14 +71,14 @@ package final class SQLiteDatabase {
 
     /// Attaches the database at `path` for reading and writing, under a linked directory too
     /// (`resolvingDirectory`).
-    package func attach(_ path: String, as schema: String) throws {
+    package func attach(_ path: String, as schema: String) throws(StoreError) {
         try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(Self.resolvingDirectory(path))])
     }
 
     /// Attaches the database file at `path` as `schema`, read-only: a statement that would
     /// write to it fails. The connection must have been opened with `attachesReadOnly`.
     /// - Parameter immutable: attach as `Access.immutable` (the store was opened so).
-    package func attachReadOnly(_ path: String, as schema: String, immutable: Bool = false) throws {
+    package func attachReadOnly(_ path: String, as schema: String, immutable: Bool = false) throws(StoreError) {
         try prepare("ATTACH DATABASE ? AS \(StoreSchema.quoted(schema))").run([.string(Self.uri(Self.resolvingDirectory(path), immutable: immutable))])
     }
 
@@ -119,7 +119,7 @@ package final class SQLiteDatabase {
     }
 
     /// A statement prepared on first use and kept for the connection's lifetime.
-    package func cached(_ sql: String) throws -> SQLiteStatement {
+    package func cached(_ sql: String) throws(StoreError) -> SQLiteStatement {
         if let statement = statementCache[sql] { return statement }
         let statement = try prepare(sql)
         statementCache[sql] = statement
@@ -129,7 +129,7 @@ package final class SQLiteDatabase {
     package var errorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     /// Runs SQL that returns no rows and takes no values (schema, pragmas, transactions).
-    package func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws(StoreError) {
         var error: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(handle, sql, nil, nil, &error)
         if status != SQLITE_OK {
@@ -139,12 +139,12 @@ package final class SQLiteDatabase {
         }
     }
 
-    package func prepare(_ sql: String) throws -> SQLiteStatement {
+    package func prepare(_ sql: String) throws(StoreError) -> SQLiteStatement {
         try SQLiteStatement(database: self, handle: handle, sql: sql)
     }
 
     /// The single integer a query returns (`PRAGMA user_version`, `count(*)`).
-    package func integer(_ sql: String, _ values: FieldValue...) throws -> Int64 {
+    package func integer(_ sql: String, _ values: FieldValue...) throws(StoreError) -> Int64 {
         let statement = try prepare(sql)
         try statement.bind(values)
         guard try statement.step() else { return 0 }

@@ -24,7 +24,7 @@ package final class SQLiteStatement {
     private let path: String
     package let sql: String
 
-    init(database: SQLiteDatabase, handle db: OpaquePointer?, sql: String) throws {
+    init(database: SQLiteDatabase, handle db: OpaquePointer?, sql: String) throws(StoreError) {
         self.path = database.path
         self.sql = sql
         var statement: OpaquePointer?
@@ -41,14 +41,14 @@ package final class SQLiteStatement {
     }
 
     /// Binds `values` to the parameters 1…n after a reset.
-    package func bind(_ values: [FieldValue]) throws {
+    package func bind(_ values: [FieldValue]) throws(StoreError) {
         sqlite3_reset(handle)
         for (i, value) in values.enumerated() {
             try bind(value, at: Int32(i + 1))
         }
     }
 
-    package func bind(_ value: FieldValue, at index: Int32) throws {
+    package func bind(_ value: FieldValue, at index: Int32) throws(StoreError) {
         let status: Int32
         switch value {
         case .null: status = sqlite3_bind_null(handle, index)
@@ -66,7 +66,7 @@ package final class SQLiteStatement {
         guard status == SQLITE_OK else { throw StoreError(.sqlite, "\(path): cannot bind a value: \(errorMessage)") }
     }
 
-    package func bindBlob(_ bytes: [UInt8], at index: Int32) throws {
+    package func bindBlob(_ bytes: [UInt8], at index: Int32) throws(StoreError) {
         let status = bytes.withUnsafeBytes { buffer in
             sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), transient)
         }
@@ -74,16 +74,18 @@ package final class SQLiteStatement {
     }
 
     /// Advances to the next row; false when done.
-    package func step() throws -> Bool {
+    package func step() throws(StoreError) -> Bool {
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        case let status: throw SQLiteStatement.StepError(code: status, message: errorMessage, path: path)
+        case let status:
+            let unique = status == constraintUnique || status == constraintPrimaryKey
+            throw StoreError(unique ? .duplicateKey : .sqlite, "\(path): \(errorMessage)")
         }
     }
 
     /// Runs a statement that returns no rows.
-    package func run(_ values: [FieldValue] = []) throws {
+    package func run(_ values: [FieldValue] = []) throws(StoreError) {
         try bind(values)
         while try step() {}
     }
@@ -134,14 +136,5 @@ package final class SQLiteStatement {
         case .bool: return .bool(int64(at: column) != 0)
         case .string, .uuid: return .string(text(at: column))
         }
-    }
-
-    /// A failed step, with SQLite's extended code so callers can recognise constraints.
-    package struct StepError: Error, CustomStringConvertible {
-        package let code: Int32
-        package let message: String
-        package let path: String
-        package var isUniqueViolation: Bool { code == constraintUnique || code == constraintPrimaryKey }
-        package var description: String { "\(path): \(message)" }
     }
 }

@@ -66,7 +66,7 @@ struct StagingVisitor: ArchiveVisitor {
     mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {
         do {
             try writer.addExtensionRow(row, to: table)
-        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
+        } catch let error as StoreError where error.kind == .duplicateKey {
             throw ArchiveError(.duplicateKey, DuplicateKeyMessage.extensionRow(table, index: index, key: .string(table.key(of: row) ?? "")), table: table.rawValue)
         }
     }

@@ -3,6 +3,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable, Equatable {
         /// SQLite reported an error (its message is included).
         case sqlite
+        /// SQLite refused a row whose unique key (a UNIQUE constraint, a unique index or a
+        /// primary key) another row of its table already has.
+        case duplicateKey
         /// The store was written by a newer pulse-archive, or is not a store at all.
         case incompatibleStore
         /// There is no store where one was expected.

@@ -99,7 +99,7 @@ final class RollingRoundTrip {
         try begin(.extensionTable(table))
         do {
             try writer.addExtensionRow(row, to: table)
-        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
+        } catch let error as StoreError where error.kind == .duplicateKey {
             return
         }
         expected.extensionRows.append(row)
@@ -110,7 +110,7 @@ final class RollingRoundTrip {
     func addSetting(_ key: String, _ value: String) throws -> Bool {
         do {
             try writer.setSetting(key, value)
-        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
+        } catch let error as StoreError where error.kind == .duplicateKey {
             return false
         }
         expected.settings[ByteKey(key)] = ByteKey(value)
@@ -121,7 +121,7 @@ final class RollingRoundTrip {
     func addAttachment(_ name: String, _ contents: [UInt8]) throws -> Bool {
         do {
             try writer.addAttachment(name, contents)
-        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
+        } catch let error as StoreError where error.kind == .duplicateKey {
             return false
         }
         expected.attachments[ByteKey(name)] = SHA1.hash(contents)

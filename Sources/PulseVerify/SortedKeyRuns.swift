@@ -202,7 +202,7 @@ final class SortedKeyRuns {
                 let n = try buffer.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[end...])) }
                 if n == 0 {
                     if end == 0 { return false }
-                    throw ArchiveError(.io, "\(file.path): a run file of verify ends inside a record")
+                    throw VerifyError(.damagedScratchFile, "\(file.path): a run file of verify ends inside a record")
                 }
                 end += n
             }
@@ -219,7 +219,7 @@ final class SortedKeyRuns {
             start += 8
             rest.removeAll(keepingCapacity: true)
             if key.restCount > 0 {
-                guard try fill(key.restCount) else { throw ArchiveError(.io, "\(file.path): a run file of verify ends inside a record") }
+                guard try fill(key.restCount) else { throw VerifyError(.damagedScratchFile, "\(file.path): a run file of verify ends inside a record") }
                 rest.append(contentsOf: buffer[start..<start + key.restCount])
                 start += key.restCount
             }

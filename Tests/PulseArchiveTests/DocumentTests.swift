@@ -151,6 +151,17 @@ struct DocumentTests {
         #expect(DocumentClassifier.classify(stub, bytes: Array("{}".utf8)).state == .stub)
     }
 
+    @Test("a tree that cannot be walked is the document store's error, naming the path")
+    func unwalkableTree() throws {
+        let dir = TemporaryDirectory()
+        let notADirectory = dir.write("store", "a file where a store's tree should be")
+        #expect {
+            _ = try DocumentTree(scanning: notADirectory)
+        } throws: { error in
+            (error as? DocumentsError).map { $0.kind == .io && $0.message.contains("cannot read \(notADirectory)/Splits") } ?? false
+        }
+    }
+
     @Test("document paths: the layout is enforced and nothing can escape the tree")
     func paths() throws {
         for good in ["Splits/\(DocumentFixtures.splitID).json", "Workouts/2025/03/\(DocumentFixtures.workoutID).json",
