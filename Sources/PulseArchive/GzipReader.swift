@@ -26,10 +26,6 @@ public final class GzipReader: ByteSource {
     private var headerLength: Int64?
     private var streamCRC: uLong = crc32(0, nil, 0)
 
-    public convenience init(file: SystemFile, bufferSize: Int = 256 * 1024) throws {
-        try self.init(source: file, name: file.path, bufferSize: bufferSize)
-    }
-
     /// - Parameter name: how messages call the input.
     public convenience init(source: ByteSource, name: String, bufferSize: Int = 256 * 1024) throws {
         // 15 window bits + 16: expect a gzip wrapper, nothing else.
