@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "pulse-archive", targets: ["pulse-archive"]),
         .library(name: "PulseArchive", targets: ["PulseArchive"]),
         .library(name: "PulseStore", targets: ["PulseStore"]),
+        .library(name: "PulseVerify", targets: ["PulseVerify"]),
         .library(name: "Readiness", targets: ["Readiness"]),
     ],
     targets: [
@@ -22,18 +23,26 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // The system layer: byte streams, private files and directories, signals and cleanup,
+        // worker threads and bounded queues. Knows nothing of archives.
+        .target(name: "PulseSystem"),
         // The codec: tables, JSON dialect, gzip, streaming reader and writer. No store.
-        .target(name: "PulseArchive", dependencies: ["CZlib"]),
+        .target(name: "PulseArchive", dependencies: ["CZlib", "PulseSystem"]),
         // The workout document store: typed documents, canonical encoding, ULIDs, merge.
-        .target(name: "PulseDocuments", dependencies: ["PulseArchive"]),
-        // Pure readiness and sleep-score maths: no SQLite, no store.
+        .target(name: "PulseDocuments", dependencies: ["PulseArchive", "PulseSystem"]),
+        // Pure readiness and sleep-score maths: no SQLite, no store, no chart.
         .target(name: "Readiness", dependencies: ["PulseArchive"]),
-        // The SQLite store: schema, migrations, staging, import and export, readiness backfill.
-        .target(name: "PulseStore", dependencies: ["PulseArchive", "PulseDocuments", "CSQLite", "Readiness"]),
+        // The readiness trend chart (SVG) that `readiness --svg` writes.
+        .target(name: "ReadinessChart", dependencies: ["Readiness"]),
+        // The SQLite store: schema, frozen migrations, staging, import and export, readiness backfill.
+        .target(name: "PulseStore", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "CSQLite", "Readiness"]),
+        // verify: the archive checked as CI needs it, the round trip through a temporary store,
+        // the comparison with a store (and the coming `diff`).
+        .target(name: "PulseVerify", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseStore"]),
         // Deterministic synthetic ring data for `demo` and the sample archives.
         .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseStore"]),
         // Argument parsing, commands, progress and reports.
-        .target(name: "PulseArchiveCLI", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
+        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
         // Writes the golden files in Archives/ once; refuses to overwrite them.
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
@@ -41,7 +50,7 @@ let package = Package(
         .executableTarget(name: "read-floor", dependencies: ["PulseArchive"]),
         .testTarget(
             name: "PulseArchiveTests",
-            dependencies: ["PulseArchive", "PulseDocuments", "Readiness", "PulseStore", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
+            dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify", "PulseDemo", "PulseArchiveCLI", "pulse-archive"]
         ),
     ],
     swiftLanguageModes: [.v6]

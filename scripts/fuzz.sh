@@ -37,30 +37,30 @@ wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 out=.build/fuzz
 [ "$sanitize" = fuzzer ] && out=.build/fuzz-noasan
 mkdir -p "$out/artifacts"
+# Our modules' imports of each other, dropped from the copies below.
+own='PulseSystem|PulseArchive|PulseDocuments|Readiness|ReadinessChart|PulseStore|PulseVerify'
+# Builds a target from the sources of the modules named (Sources/<module>) and its own file, as
+# one module: the modules' imports of each other are dropped from copies of the sources, and
+# `-package-name` lets their package declarations see each other as SwiftPM would.
 build() {
-    local name=$1; shift
+    local name=$1 target=$2; shift 2
     wanted "$name" || return 0
-    echo "building $name ($sanitize)"
-    # One module: the library sources and the target file. The libraries' imports of
-    # PulseArchive then name the module being built, which swiftc ignores with a warning.
-    swiftc -sanitize="$sanitize" -parse-as-library -O -module-name PulseArchive -I Sources/CZlib \
-        -suppress-warnings "$@" -lz -o "$out/$name"
-}
-build archive-reader Sources/PulseArchive/*.swift Tests/Fuzz/ArchiveReaderFuzz.swift
-build document-decoder Sources/PulseArchive/*.swift Sources/PulseDocuments/*.swift Tests/Fuzz/DocumentDecoderFuzz.swift
-build ulid-parser Sources/PulseArchive/*.swift Tests/Fuzz/ULIDFuzz.swift
-build readiness Sources/PulseArchive/*.swift Sources/Readiness/*.swift Tests/Fuzz/ReadinessFuzz.swift
-# The closure pipeline needs four libraries in the one module: their imports of each other are
-# dropped from copies of the sources (swiftc ignores only the self-import of PulseArchive).
-if wanted closure-pipeline; then
-    closure_src="$out/closure-src"
-    rm -rf "$closure_src" && mkdir -p "$closure_src"
-    for file in Sources/PulseArchive/*.swift Sources/PulseDocuments/*.swift Sources/Readiness/*.swift Sources/PulseStore/*.swift; do
-        module=$(basename "$(dirname "$file")")
-        sed -E '/^import (PulseDocuments|Readiness|PulseStore)$/d' "$file" > "$closure_src/$module-$(basename "$file")"
+    local src="$out/src-$name"
+    rm -rf "$src" && mkdir -p "$src"
+    for module in "$@"; do
+        for file in Sources/"$module"/*.swift; do
+            sed -E "/^import ($own)$/d" "$file" > "$src/$module-$(basename "$file")"
+        done
     done
-    build closure-pipeline "$closure_src"/*.swift Tests/Fuzz/ClosureFuzz.swift -I Sources/CSQLite -lsqlite3
-fi
+    echo "building $name ($sanitize)"
+    swiftc -sanitize="$sanitize" -parse-as-library -O -module-name PulseFuzz -package-name PulseArchive \
+        -I Sources/CZlib -I Sources/CSQLite -suppress-warnings "$src"/*.swift "Tests/Fuzz/$target" -lz -lsqlite3 -o "$out/$name"
+}
+build archive-reader ArchiveReaderFuzz.swift PulseSystem PulseArchive
+build document-decoder DocumentDecoderFuzz.swift PulseSystem PulseArchive PulseDocuments
+build ulid-parser ULIDFuzz.swift PulseSystem PulseArchive
+build readiness ReadinessFuzz.swift PulseSystem PulseArchive Readiness ReadinessChart
+build closure-pipeline ClosureFuzz.swift PulseSystem PulseArchive PulseDocuments Readiness PulseStore PulseVerify
 
 run() {
     local name=$1 seeds=$2 length=$3; shift 3

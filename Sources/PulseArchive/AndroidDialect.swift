@@ -224,38 +224,3 @@ public enum AndroidDialect {
     }
 }
 
-/// The tool's extension tables: the Android port's meals and food products, carried with the
-/// port's field names (dates converted to the app's form).
-public enum ExtensionTable: String, Sendable, CaseIterable {
-    case mealEntries
-    case foodProducts
-
-    /// The field whose value is unique within the table.
-    public var uniqueKey: String { self == .mealEntries ? "id" : "code" }
-
-    /// Converts an Android row: epoch-millisecond date fields (`…At`, `date`, `timestamp`) to
-    /// ISO-8601 strings; a meal `updatedAt` of 0 becomes its `createdAt`.
-    /// - Parameter location: the row (`mealEntries[3]`), for messages.
-    /// - Throws: `ArchiveError.invalidValue` for a date outside `ArchiveDate.representable`.
-    func fromAndroid(_ object: [ByteKey: JSONNode], location: String) throws -> [ByteKey: JSONNode] {
-        var converted = object
-        for (key, value) in object where key.text.utf8.reversed().starts(with: "tA".utf8) || key == "date" || key == "timestamp" {
-            if value.integerValue != nil {
-                converted[key] = .string(try ArchiveDate.format(try AndroidDialect.epochMillis(value, location: "\(location).\(key.text)")))
-            }
-        }
-        if self == .mealEntries, object["updatedAt"]?.integerValue == 0, let created = converted["createdAt"] {
-            converted["updatedAt"] = created
-        }
-        return converted
-    }
-
-    /// The row's unique value as text, or nil when it has none.
-    public func key(of row: JSONNode) -> String? {
-        switch row[uniqueKey] {
-        case .string(let text)?: return text
-        case .number(let literal)?: return literal
-        default: return nil
-        }
-    }
-}

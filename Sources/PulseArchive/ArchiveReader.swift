@@ -1,4 +1,5 @@
 import Foundation
+import PulseSystem
 
 /// Reads an archive file (plain JSON or gzip, sniffed by its first bytes) in one streaming pass,
 /// checking every value and handing rows to a visitor.

@@ -1,4 +1,5 @@
 import Foundation
+import PulseSystem
 
 /// What an archive is written from: a store, or generated data. Each method streams.
 public protocol ArchiveContent {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PulseSystem
 
 /// A file written under a temporary name beside its target and renamed into place only when
 /// complete and flushed, so the target never holds a partial file, even after kill -9.

@@ -28,6 +28,19 @@ public enum CanonicalUUID {
     }
 }
 
+extension CanonicalUUID {
+    /// 16 bytes as the canonical form: upper-case, hyphens after bytes 4, 6, 8 and 10.
+    public static func string(bytes: some Collection<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (i, byte) in bytes.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(0x2D) }
+            HexText.append(byte, to: &out)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
 extension String {
     fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
 }

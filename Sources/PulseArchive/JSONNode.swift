@@ -1,3 +1,5 @@
+import PulseSystem
+
 /// A JSON value held whole: a workout document inside an archive, or read from a file.
 ///
 /// Numbers keep their literal text, so a document passes through without any value being

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PulseSystem
 
 /// A pull tokenizer over a byte stream: the caller asks for the next value of the type it
 /// expects, and nothing larger than one string is ever held.

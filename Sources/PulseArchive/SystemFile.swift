@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PulseSystem
 
 /// An open file descriptor, closed when the value is released.
 ///
@@ -97,15 +98,12 @@ public final class SystemFile {
     }
 }
 
-/// The text of the current `errno`.
-public func errnoText() -> String {
-    String(cString: strerror(errno))
-}
-
 // The C functions, under names that do not clash with the methods above.
 @inline(__always) private func posixRead(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ n: Int) -> Int { read(fd, buf, n) }
 @inline(__always) private func posixWrite(_ fd: Int32, _ buf: UnsafeRawPointer, _ n: Int) -> Int { write(fd, buf, n) }
 @inline(__always) private func posixClose(_ fd: Int32) -> Int32 { close(fd) }
+
+extension SystemFile: ByteSource {}
 
 extension SystemFile {
     /// The whole rest of the file.

@@ -1,6 +1,7 @@
 import Foundation
 import PulseArchive
 import PulseStore
+import PulseSystem
 
 /// The `pulse-archive` command: routes to a subcommand, turns failures into messages and
 /// exit codes (0 success, 1 failure, 64 usage), never a stack trace.

@@ -2,6 +2,7 @@ import Foundation
 import PulseArchive
 import PulseStore
 import Readiness
+import ReadinessChart
 
 /// `readiness [--store DIR] [--days N] [--backfill] [--as-of] [--timezone] [--json] [--svg FILE] [--quiet]`
 struct ReadinessCommand: Subcommand {

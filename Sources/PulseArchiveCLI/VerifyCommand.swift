@@ -1,6 +1,7 @@
 import Foundation
 import PulseArchive
 import PulseStore
+import PulseVerify
 
 /// `verify FILE [--store DIR] [--json]`
 struct VerifyCommand: Subcommand {

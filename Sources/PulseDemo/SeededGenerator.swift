@@ -1,3 +1,5 @@
+import PulseArchive
+
 /// A small, fast, seedable random source (SplitMix64), so that the same seed always gives the
 /// same demo data on every platform. Not for anything that needs unpredictability.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
@@ -45,13 +47,6 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         }
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = Array("0123456789ABCDEF".utf8)
-        var text: [UInt8] = []
-        for (i, byte) in bytes.enumerated() {
-            if i == 4 || i == 6 || i == 8 || i == 10 { text.append(0x2D) }
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        return CanonicalUUID.string(bytes: bytes)
     }
 }

@@ -1,37 +1,6 @@
 import Foundation
 import PulseArchive
 
-/// Where generated data goes: a store being filled, or anything else that takes rows.
-public protocol DemoSink {
-    mutating func add(_ row: ArchiveRow, to table: ArchiveTable) throws
-    mutating func setSetting(_ key: String, _ value: String) throws
-    mutating func addAttachment(_ name: String, _ contents: [UInt8]) throws
-}
-
-public struct DemoOptions: Sendable {
-    /// How many days of wear, ending on `endDay`.
-    public var days: Int
-    public var seed: UInt64
-    /// The last day of data, a local calendar day.
-    public var endDay: DateComponents
-    /// The zone whose midnights and evenings the data follows.
-    public var timeZone: TimeZone
-    /// Raw BLE packets logged per day (a heavy user logging everything has thousands).
-    public var rawPacketsPerDay: Int
-    /// Adds `readinessDailies` rows as an app on the readiness line would have stored them.
-    public var includeStoredReadiness: Bool
-
-    public init(days: Int = 120, seed: UInt64 = 1, endDay: DateComponents, timeZone: TimeZone = .current,
-                rawPacketsPerDay: Int = 4, includeStoredReadiness: Bool = false) {
-        self.days = days
-        self.seed = seed
-        self.endDay = endDay
-        self.timeZone = timeZone
-        self.rawPacketsPerDay = rawPacketsPerDay
-        self.includeStoredReadiness = includeStoredReadiness
-    }
-}
-
 /// Months of a smart ring's life, generated deterministically from a seed: overnight heart
 /// rate, HRV, SpO2 and temperature; nights with sleep stages; daily activity and hourly
 /// buckets; runs with GPS; coach conversations; a profile with a learned resting-HR baseline.

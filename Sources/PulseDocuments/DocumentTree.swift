@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PulseSystem
 
 /// A document tree on disk (`Splits/`, `Workouts/YYYY/MM/`, `Stubs/` under a root), walked
 /// without following links. Files that are not `<ULID>.json` in their place (iCloud conflict
@@ -21,7 +22,7 @@ public struct DocumentTree: Sendable {
     public private(set) var unsafe: [String] = []
 
     /// Walks the tree under `root` (a missing folder is an empty one).
-    public init(scanning root: String) throws {
+    public init(scanning root: String) throws(DocumentsError) {
         self.root = root
         for folder in Self.folders {
             try walk(folder)
@@ -34,15 +35,17 @@ public struct DocumentTree: Sendable {
     public func absolutePath(_ relative: String) -> String { root + "/" + relative }
 
     /// The file's bytes, read without following a link.
+    /// - Throws: the codec's `ArchiveError(.io)` of `SystemFile` (until the system layer's file
+    ///   moves out of the codec, issue 17 phase 2).
     public func read(_ path: DocumentPath) throws -> [UInt8] {
         try Self.readFile(absolutePath(path.path))
     }
 
     /// The file's size in bytes, without following a link.
-    public func size(_ path: DocumentPath) throws -> Int64 {
+    public func size(_ path: DocumentPath) throws(DocumentsError) -> Int64 {
         var info = stat()
         guard lstat(absolutePath(path.path), &info) == 0 else {
-            throw ArchiveError(.io, "cannot read \(absolutePath(path.path)): \(errnoText())")
+            throw DocumentsError(.io, "cannot read \(absolutePath(path.path)): \(errnoText())")
         }
         return Int64(info.st_size)
     }
@@ -61,12 +64,12 @@ public struct DocumentTree: Sendable {
         DocumentClassifier.classify(path, bytes: try read(path))
     }
 
-    private mutating func walk(_ relative: String) throws {
+    private mutating func walk(_ relative: String) throws(DocumentsError) {
         let absolute = absolutePath(relative)
         var info = stat()
         guard lstat(absolute, &info) == 0 else {
             if errno == ENOENT { return }
-            throw ArchiveError(.io, "cannot read \(absolute): \(errnoText())")
+            throw DocumentsError(.io, "cannot read \(absolute): \(errnoText())")
         }
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
@@ -78,8 +81,8 @@ public struct DocumentTree: Sendable {
         }
     }
 
-    static func entries(_ directory: String) throws -> [String] {
-        guard let handle = opendir(directory) else { throw ArchiveError(.io, "cannot list \(directory): \(errnoText())") }
+    static func entries(_ directory: String) throws(DocumentsError) -> [String] {
+        guard let handle = opendir(directory) else { throw DocumentsError(.io, "cannot list \(directory): \(errnoText())") }
         defer { closedir(handle) }
         var names: [String] = []
         while let entry = readdir(handle) {

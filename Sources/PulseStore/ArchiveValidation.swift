@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseSystem
 
 /// Checks an archive without a store: everything `import` checks, in the same code path
 /// (a staging database in a private temporary directory), so `inspect` refuses exactly the

@@ -34,15 +34,20 @@ struct DeferredIndexes {
         while let next = pending.firstIndex(where: { table == nil || $0.table == table }) {
             let index = pending.remove(at: next)
             do {
-                // SQLite sorts an index's keys in memory up to the page cache's size: a smaller
-                // cache while building keeps peak memory the same for a year or ten of rows.
-                try database.execute("PRAGMA cache_size = -\(Self.sortMemoryKiB)")
-                defer { try? database.execute("PRAGMA cache_size = -\(PulseStore.pageCacheKiB)") }
-                try database.prepare(index.sql).run()
-            } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
+                try build(index.sql)
+            } catch let error as StoreError where error.kind == .duplicateKey {
                 try repeatedKey(index.table)
                 throw error
             }
         }
+    }
+
+    /// Runs an index's SQL with the cache made smaller for the sort, and set back after.
+    private func build(_ sql: String) throws {
+        // SQLite sorts an index's keys in memory up to the page cache's size: a smaller cache
+        // while building keeps peak memory the same for a year or ten of rows.
+        try database.execute("PRAGMA cache_size = -\(Self.sortMemoryKiB)")
+        defer { try? database.execute("PRAGMA cache_size = -\(PulseStore.pageCacheKiB)") }
+        try database.prepare(sql).run()
     }
 }

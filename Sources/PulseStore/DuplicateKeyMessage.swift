@@ -2,13 +2,13 @@ import PulseArchive
 
 /// The app's duplicate-entries refusal, worded once for `import` (which stops at the first
 /// repeat) and `verify` (which names every repeat and the row it repeats).
-enum DuplicateKeyMessage {
-    static func row(_ table: ArchiveTable, index: Int, key: FieldValue, firstRow: Int? = nil) -> String {
+package enum DuplicateKeyMessage {
+    package static func row(_ table: ArchiveTable, index: Int, key: FieldValue, firstRow: Int? = nil) -> String {
         "this file contains duplicate \(table.entity) entries and can't be imported: \(table.key)[\(index)] repeats \(table.uniqueKey) "
             + describe(key) + of(table.key, firstRow)
     }
 
-    static func extensionRow(_ table: ExtensionTable, index: Int, key: FieldValue, firstRow: Int? = nil) -> String {
+    package static func extensionRow(_ table: ExtensionTable, index: Int, key: FieldValue, firstRow: Int? = nil) -> String {
         "this file contains duplicate \(table.rawValue) entries: \(table.rawValue)[\(index)] repeats \(table.uniqueKey) "
             + describe(key) + of(table.rawValue, firstRow)
     }

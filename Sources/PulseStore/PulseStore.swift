@@ -1,6 +1,7 @@
 import Foundation
 import PulseArchive
 import PulseDocuments
+import PulseSystem
 
 /// A store: one directory holding `pulse.sqlite` (every archive table, the settings and the
 /// attachments), created private to its owner.
@@ -16,7 +17,7 @@ public final class PulseStore {
 
     /// Whether `database` was opened immutable (`withReadAccess` on a store nobody can
     /// write): another connection reading the store must open it so too.
-    let isImmutable: Bool
+    package let isImmutable: Bool
 
     private init(directory: String, database: SQLiteDatabase, isImmutable: Bool = false) {
         self.directory = directory
@@ -173,7 +174,7 @@ public final class PulseStore {
         }
     }
 
-    static func configure(_ database: SQLiteDatabase, durable: Bool) throws {
+    package static func configure(_ database: SQLiteDatabase, durable: Bool) throws {
         if durable {
             try database.execute("PRAGMA journal_mode = WAL")
             try database.execute("PRAGMA synchronous = FULL")
@@ -242,63 +243,5 @@ public final class PulseStore {
         var result: [String: [UInt8]] = [:]
         try StoreContent(database: database, schema: "main").forEachAttachment { result[$0] = $1 }
         return result
-    }
-}
-
-/// Streams a database's tables, and the store's document tree, to the archive writer.
-struct StoreContent: ArchiveContent {
-    let database: SQLiteDatabase
-    let schema: String
-    var documents: StoreDocuments.Content? = nil
-
-    var hasDocuments: Bool { documents != nil }
-
-    func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {
-        try documents?.forEachDocument(stubs: stubs, body)
-    }
-
-    func forEachDocumentFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {
-        try documents?.forEachFile(body)
-    }
-
-    func extensionRowCount(_ table: ExtensionTable) throws -> Int {
-        Int(try database.integer("SELECT count(*) FROM \(schema).\(StoreSchema.quoted(table.rawValue))"))
-    }
-
-    func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {
-        let statement = try database.prepare(#"SELECT "row" FROM \#(schema)."\#(table.rawValue)" ORDER BY rowid"#)
-        while try statement.step() {
-            try body(try JSONNode.parse(Array(statement.text(at: 0).utf8)))
-        }
-    }
-
-    func rowCount(of table: ArchiveTable) throws -> Int {
-        Int(try database.integer("SELECT count(*) FROM \(schema).\(StoreSchema.quoted(table.key))"))
-    }
-
-    func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws {
-        let statement = try database.prepare(StoreSchema.selectAll(table, schema: schema))
-        let types = table.fields.map(\.type)
-        var row = ArchiveRow(table: table)
-        while try statement.step() {
-            for (i, type) in types.enumerated() {
-                row[i] = statement.value(at: Int32(i), as: type)
-            }
-            try body(row)
-        }
-    }
-
-    func forEachSetting(_ body: (String, String) throws -> Void) throws {
-        let statement = try database.prepare(#"SELECT "key", "value" FROM \#(schema)."settings" ORDER BY "key""#)
-        while try statement.step() {
-            try body(statement.text(at: 0), statement.text(at: 1))
-        }
-    }
-
-    func forEachAttachment(_ body: (String, [UInt8]) throws -> Void) throws {
-        let statement = try database.prepare(#"SELECT "file", "contents" FROM \#(schema)."attachments" ORDER BY "file""#)
-        while try statement.step() {
-            try body(statement.text(at: 0), statement.blob(at: 1))
-        }
     }
 }

@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PulseSystem
 
 /// The store's document tree in archives and imports (documents.md).
 ///

@@ -1,30 +1,25 @@
+import PulseSystem
+
 /// Why a store operation failed. Messages name the store, the table and what to do.
-public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Equatable {
-        /// SQLite reported an error (its message is included).
-        case sqlite
-        /// The store was written by a newer pulse-archive, or is not a store at all.
-        case incompatibleStore
-        /// There is no store where one was expected.
-        case missingStore
-        /// Another import or export holds the store.
-        case busy
-        /// The request does not fit the store's state (a non-empty store without a mode).
-        case refused
-        /// A file-system operation failed.
-        case io
-        /// The store must be written before it can be read (an earlier schema, an unfinished
-        /// document swap) and cannot be: a read-only directory or snapshot.
-        case readOnlyStore
-    }
+public typealias StoreError = KindedError<StoreErrorKind>
 
-    public let kind: Kind
-    public let message: String
-
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { message }
+public enum StoreErrorKind: String, Sendable {
+    /// SQLite reported an error (its message is included).
+    case sqlite
+    /// SQLite refused a row whose unique key (a UNIQUE constraint, a unique index or a
+    /// primary key) another row of its table already has.
+    case duplicateKey
+    /// The store was written by a newer pulse-archive, or is not a store at all.
+    case incompatibleStore
+    /// There is no store where one was expected.
+    case missingStore
+    /// Another import or export holds the store.
+    case busy
+    /// The request does not fit the store's state (a non-empty store without a mode).
+    case refused
+    /// A file-system operation failed.
+    case io
+    /// The store must be written before it can be read (an earlier schema, an unfinished
+    /// document swap) and cannot be: a read-only directory or snapshot.
+    case readOnlyStore
 }

@@ -1,5 +1,6 @@
 import PulseArchive
 import PulseDocuments
+import PulseSystem
 
 /// How to write an archive of a store.
 public struct ExportOptions {

@@ -10,7 +10,7 @@ public final class StoreRowWriter {
     /// The statement of the table rows came for last: rows come a table at a time.
     private var current: (key: String, insert: SQLiteStatement)?
 
-    init(database: SQLiteDatabase) throws {
+    package init(database: SQLiteDatabase) throws {
         for table in ArchiveTable.all {
             inserts[table.key] = try database.prepare(StoreSchema.insert(table))
         }
@@ -21,7 +21,7 @@ public final class StoreRowWriter {
         }
     }
 
-    /// - Throws: `SQLiteStatement.StepError` for a repeated unique value.
+    /// - Throws: `StoreError.duplicateKey` for a repeated unique value.
     public func addExtensionRow(_ row: JSONNode, to table: ExtensionTable) throws {
         let insert = insertExtension[table]!
         do {
@@ -32,7 +32,7 @@ public final class StoreRowWriter {
         }
     }
 
-    /// - Throws: `SQLiteStatement.StepError` (unique violations included) or `StoreError`.
+    /// - Throws: `StoreError` (`.duplicateKey` for a repeated unique value).
     public func add(_ row: ArchiveRow, to table: ArchiveTable) throws {
         let insert: SQLiteStatement
         if let current, current.key == table.key {

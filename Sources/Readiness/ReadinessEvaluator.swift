@@ -72,23 +72,6 @@ public struct ReadinessContributor: Sendable, Equatable {
     public var drag: Double { maxPoints - earned }
 }
 
-/// The readiness bands (raw value = display text).
-public enum ReadinessBand: String, Sendable, CaseIterable {
-    case primed = "Primed"
-    case ready = "Ready"
-    case moderate = "Moderate"
-    case restNeeded = "Rest needed"
-
-    public init(score: Int) {
-        switch score {
-        case 85...: self = .primed
-        case 70..<85: self = .ready
-        case 55..<70: self = .moderate
-        default: self = .restNeeded
-        }
-    }
-}
-
 /// Why a morning has no score.
 public enum UnavailableReason: String, Sendable, Equatable {
     /// Nothing usable was captured overnight.

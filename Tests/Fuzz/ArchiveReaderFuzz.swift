@@ -1,5 +1,5 @@
 // Fuzz target: the archive reader, gzip and plain, strict and collecting.
-// Built by scripts/fuzz.sh together with Sources/PulseArchive (one module); not a SwiftPM target.
+// Built by scripts/fuzz.sh together with Sources/PulseSystem and Sources/PulseArchive (one module); not a SwiftPM target.
 // Any crash, leak, hang or sanitizer report is a bug: refusals must be errors, never traps.
 
 @_cdecl("LLVMFuzzerTestOneInput")

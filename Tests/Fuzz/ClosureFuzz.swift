@@ -1,6 +1,6 @@
 // Fuzz target: the closure promise (docs/reliability.md, "The closure promise"), in-process.
-// Built by scripts/fuzz.sh together with the PulseArchive, PulseDocuments, Readiness and
-// PulseStore sources (one module); not a SwiftPM target.
+// Built by scripts/fuzz.sh together with the PulseSystem, PulseArchive, PulseDocuments,
+// Readiness, PulseStore and PulseVerify sources (one module); not a SwiftPM target.
 //
 // An input the import refuses is fine, provided the refusal left no store behind (inputs the
 // reader alone refuses skip the store altogether). An input it

@@ -1,5 +1,5 @@
 // Fuzz target: the document decoder (JSON, classification, canonical encoding, merge).
-// Built by scripts/fuzz.sh together with Sources/PulseArchive and Sources/PulseDocuments.
+// Built by scripts/fuzz.sh together with Sources/PulseSystem, PulseArchive and PulseDocuments.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDocumentDecoder(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

@@ -1,5 +1,5 @@
 // Fuzz target: the readiness and sleep-score maths fed with extreme values.
-// Built by scripts/fuzz.sh together with Sources/PulseArchive and Sources/Readiness.
+// Built by scripts/fuzz.sh together with Sources/PulseSystem, PulseArchive, Readiness and ReadinessChart.
 //
 // The input is read as a history of days (readings, a night and its stage blocks, load
 // minutes), the way ReadinessService gathers them from a store, and every day of it is scored.

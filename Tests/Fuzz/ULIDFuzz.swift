@@ -1,5 +1,5 @@
 // Fuzz target: the ULID parser and encoder.
-// Built by scripts/fuzz.sh together with Sources/PulseArchive.
+// Built by scripts/fuzz.sh together with Sources/PulseSystem and Sources/PulseArchive.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzULID(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PulseArchive
+@testable import PulseStore
 
 /// A visitor whose first attachment waits until the test lets it go, and which records the
 /// attachments it is given, in order.

@@ -120,7 +120,7 @@ enum Closure {
     static func exportedJSON(_ path: String) throws -> [UInt8] {
         let file = try SystemFile.openForReading(path)
         defer { try? file.close() }
-        let reader = try GzipReader(file: file)
+        let reader = try GzipReader(source: file, name: path)
         var json: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }

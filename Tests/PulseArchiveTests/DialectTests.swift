@@ -49,6 +49,18 @@ struct DialectTests {
         }
     }
 
+    @Test("one formatter writes UUIDs: the canonical form of 16 bytes, a name-based UUID, verify's 128-bit keys")
+    func uuidFormatter() {
+        #expect(CanonicalUUID.string(bytes: Array(0..<16).map { UInt8($0 * 17) }) == "00112233-4455-6677-8899-AABBCCDDEEFF")
+        // RFC 9562's example: the DNS namespace and "www.example.com".
+        #expect(NameBasedUUID.make(namespace: "6ba7b810-9dad-11d1-80b4-00c04fd430c8", name: "www.example.com")
+            == "2ED6657D-E927-568B-95E1-2665A8AEA6A2")
+        var out: [UInt8] = []
+        HexText.append(0x0F, to: &out)
+        HexText.append(0xA0, to: &out)
+        #expect(out == Array("0FA0".utf8))
+    }
+
     @Test("strings escape quotes, backslashes, controls and the slash; doubles are shortest and integral ones bare")
     func writerForms() throws {
         let dir = TemporaryDirectory()

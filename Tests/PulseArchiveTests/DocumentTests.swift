@@ -3,6 +3,7 @@ import Testing
 @testable import PulseArchive
 @testable import PulseDocuments
 @testable import PulseStore
+import PulseDemo
 
 /// Documents for the tests, built as the app would write them.
 enum DocumentFixtures {
@@ -148,6 +149,17 @@ struct DocumentTests {
         #expect(DocumentClassifier.classify(workoutPath, node: try DocumentFixtures.node(DocumentFixtures.workout)).state == .current)
         let stub = try DocumentPath("Stubs/Splits/\(DocumentFixtures.splitID).json")
         #expect(DocumentClassifier.classify(stub, bytes: Array("{}".utf8)).state == .stub)
+    }
+
+    @Test("a tree that cannot be walked is the document store's error, naming the path")
+    func unwalkableTree() throws {
+        let dir = TemporaryDirectory()
+        let notADirectory = dir.write("store", "a file where a store's tree should be")
+        #expect {
+            _ = try DocumentTree(scanning: notADirectory)
+        } throws: { error in
+            (error as? DocumentsError).map { $0.kind == .io && $0.message.contains("cannot read \(notADirectory)/Splits") } ?? false
+        }
     }
 
     @Test("document paths: the layout is enforced and nothing can escape the tree")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 @testable import PulseStore
+import PulseSystem
 
 /// What the process holds, read from /proc (Linux only). Other suites run meanwhile in this
 /// process: descriptors are counted by path (a test's own), threads in all, with room for

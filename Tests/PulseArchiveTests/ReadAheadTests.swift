@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PulseArchive
+import PulseSystem
 
 /// An endless source that counts its reads, or fails at a given read.
 private final class CountingTestSource: ByteSource, @unchecked Sendable {

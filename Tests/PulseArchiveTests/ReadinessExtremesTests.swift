@@ -3,6 +3,7 @@ import Testing
 @testable import PulseArchive
 @testable import PulseStore
 @testable import Readiness
+import ReadinessChart
 
 private let greatest = Double.greatestFiniteMagnitude
 private let floatMax = Double(Float.greatestFiniteMagnitude)

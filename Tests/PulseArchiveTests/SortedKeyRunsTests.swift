@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 @testable import PulseStore
+@testable import PulseVerify
 
 @Suite("Keys sorted in bounded runs (verify's unique keys and references)")
 struct SortedKeyRunsTests {
@@ -62,5 +63,20 @@ struct SortedKeyRunsTests {
         }
         #expect(try parents.countMissing(children) == orphans)
         #expect(try SortedKeyRuns(directory: dir.path, name: "none").countMissing(children) == 3_000)
+    }
+
+    @Test("a run file cut short is verify's own error, not the archive's")
+    func damagedRunFile() throws {
+        let dir = TemporaryDirectory()
+        let runs = SortedKeyRuns(directory: dir.path, name: "t", memoryBudget: 16 * 1024)
+        for (row, value) in keys(2_000).enumerated() { try runs.add(value, row: row) }
+        try runs.seal()
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path).first { $0.hasSuffix(".run") })
+        #expect(truncate(dir.file(file), 30) == 0)
+        #expect {
+            _ = try runs.repeats()
+        } throws: { error in
+            (error as? VerifyError)?.kind == .damagedScratchFile && "\(error)".contains("\(file): a run file of verify ends inside a record")
+        }
     }
 }

@@ -3,6 +3,7 @@ import Testing
 @testable import PulseArchive
 @testable import PulseDemo
 @testable import PulseStore
+import PulseSystem
 
 /// Everything a store holds, for equality checks.
 struct StoreSnapshot: Equatable {

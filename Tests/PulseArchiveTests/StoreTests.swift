@@ -238,7 +238,7 @@ struct StoreTests {
 }
 
 func gunzip(_ path: String) throws -> [UInt8] {
-    try readToEnd(try GzipReader(file: SystemFile.openForReading(path)))
+    try readToEnd(try GzipReader(source: SystemFile.openForReading(path), name: path))
 }
 
 /// Everything a gzip reader gives, whatever its source.

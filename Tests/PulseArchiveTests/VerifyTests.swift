@@ -3,6 +3,7 @@ import Testing
 @testable import PulseArchive
 @testable import PulseStore
 @testable import PulseDocuments
+@testable import PulseVerify
 
 @Suite("verify through the built binary")
 struct VerifyTests {

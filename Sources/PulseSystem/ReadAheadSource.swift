@@ -1,7 +1,7 @@
 /// Reads a source ahead on a thread of its own, a few chunks at a time, so that inflating a
 /// gzip archive and parsing its JSON use two cores. Errors reach the reader in their place in
 /// the stream; when the reader stops early (it is released), the thread stops too.
-final class ReadAheadSource: ByteSource {
+package final class ReadAheadSource: ByteSource {
     /// A chunk of the stream, with how much of the compressed file was read to produce it.
     struct Chunk {
         let bytes: [UInt8]
@@ -11,13 +11,13 @@ final class ReadAheadSource: ByteSource {
     /// Chunks, then the end (closed) or the error the source threw, in its place.
     private let queue: BoundedQueue<Result<Chunk, Error>>
     private let producer: Producer
-    /// The chunk being read.
-    private var current = MemorySource([])
+    /// What `read` has not yet returned of the chunk being read.
+    private var current: ArraySlice<UInt8> = []
     /// The compressed bytes behind what `read` has returned so far (for progress).
-    private(set) var compressedBytes: Int64 = 0
+    package private(set) var compressedBytes: Int64 = 0
 
     /// - Parameter compressedBytes: read on the reading-ahead thread after each chunk.
-    init(_ base: ByteSource, compressedBytes: @escaping () -> Int64, chunkSize: Int = 256 * 1024, capacity: Int = 8) {
+    package init(_ base: ByteSource, compressedBytes: @escaping () -> Int64, chunkSize: Int = 256 * 1024, capacity: Int = 8) {
         queue = BoundedQueue(capacity: capacity)
         producer = Producer(base: base, queue: queue, compressedBytes: compressedBytes, chunkSize: chunkSize)
         producer.start(named: "pulse-archive read-ahead")
@@ -28,14 +28,16 @@ final class ReadAheadSource: ByteSource {
         producer.join()
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while true {
-            let n = try current.read(into: buffer)
-            if n > 0 || buffer.isEmpty { return n }
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while current.isEmpty && !buffer.isEmpty {
             guard let next = try queue.pop()?.get() else { return 0 }
-            current = MemorySource(next.bytes)
+            current = next.bytes[...]
             compressedBytes = next.compressedBytes
         }
+        let n = min(buffer.count, current.count)
+        UnsafeMutableRawBufferPointer(rebasing: buffer[..<n]).copyBytes(from: current.prefix(n))
+        current = current.dropFirst(n)
+        return n
     }
 
     /// The thread's side: reads the base source into chunks until its end or an error.

@@ -1,5 +1,7 @@
 import PulseArchive
 import PulseDocuments
+import PulseSystem
+import PulseStore
 
 /// What one step of the round trip carries: the rows of a table or of an extension table.
 enum RoundTripSection: Equatable {
@@ -100,7 +102,7 @@ final class RollingRoundTrip {
         try begin(.extensionTable(table))
         do {
             try writer.addExtensionRow(row, to: table)
-        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
+        } catch let error as StoreError where error.kind == .duplicateKey {
             return
         }
         expected.extensionRows.append(row)
@@ -111,7 +113,7 @@ final class RollingRoundTrip {
     func addSetting(_ key: String, _ value: String) throws -> Bool {
         do {
             try writer.setSetting(key, value)
-        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
+        } catch let error as StoreError where error.kind == .duplicateKey {
             return false
         }
         expected.settings[ByteKey(key)] = ByteKey(value)
@@ -122,7 +124,7 @@ final class RollingRoundTrip {
     func addAttachment(_ name: String, _ contents: [UInt8]) throws -> Bool {
         do {
             try writer.addAttachment(name, contents)
-        } catch let error as SQLiteStatement.StepError where error.isUniqueViolation {
+        } catch let error as StoreError where error.kind == .duplicateKey {
             return false
         }
         expected.attachments[ByteKey(name)] = SHA1.hash(contents)
@@ -131,7 +133,7 @@ final class RollingRoundTrip {
 
     /// Writes a document file into the temporary store's tree, as an import stages it.
     func addDocument(_ path: DocumentPath, bytes: [UInt8]) throws {
-        try StoreDocuments.writeFile(bytes, at: path.path, under: tree)
+        try DocumentStaging.writeFile(bytes, at: path.path, under: tree)
         expected.documents[ByteKey(path.path)] = SHA1.hash(bytes)
     }
 
@@ -140,8 +142,7 @@ final class RollingRoundTrip {
     func finish() throws -> DocumentTree {
         try end()
         let documents = try DocumentTree(scanning: tree)
-        try readBack(RoundTripContent(store: StoreContent(
-            database: database, schema: "main", documents: StoreDocuments.Content(tree: documents)), extensionTable: nil))
+        try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main", documentTree: documents), extensionTable: nil))
         try comparison?.compareSettingsAndAttachments()
         try database.execute("COMMIT")
         return documents
@@ -155,7 +156,7 @@ final class RollingRoundTrip {
             switch section {
             case .table(let table): try compareRows(of: table)
             case .extensionTable(let table):
-                try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main"), extensionTable: table))
+                try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main", documentTree: nil), extensionTable: table))
             }
         }
         try database.execute("DELETE FROM \(StoreSchema.quoted(section.name))")
@@ -206,117 +207,3 @@ final class RollingRoundTrip {
     }
 }
 
-/// The temporary store as the exporter sees it on the long way: the rows of one extension
-/// table, or (the last step, `extensionTable` nil) the settings, attachments and documents.
-/// Rows of archive tables are compared in place (`RollingRoundTrip.compareRows`), never here.
-struct RoundTripContent: ArchiveContent {
-    let store: StoreContent
-    let extensionTable: ExtensionTable?
-
-    var hasDocuments: Bool { extensionTable == nil && store.hasDocuments }
-
-    func rowCount(of table: ArchiveTable) throws -> Int { 0 }
-
-    func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws {}
-
-    func extensionRowCount(_ table: ExtensionTable) throws -> Int {
-        extensionTable == table ? try store.extensionRowCount(table) : 0
-    }
-
-    func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {
-        if extensionTable == table { try store.forEachExtensionRow(table, body) }
-    }
-
-    func forEachSetting(_ body: (String, String) throws -> Void) throws {
-        if extensionTable == nil { try store.forEachSetting(body) }
-    }
-
-    func forEachAttachment(_ body: (String, [UInt8]) throws -> Void) throws {
-        if extensionTable == nil { try store.forEachAttachment(body) }
-    }
-
-    func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {
-        try store.forEachDocument(stubs: stubs, body)
-    }
-
-    func forEachDocumentFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {
-        try store.forEachDocumentFile(body)
-    }
-}
-
-/// Reads a step of the long way back and compares it with what the archive gave: extension
-/// rows in order, settings and attachments by key, documents by path.
-struct RoundTripComparer: ArchiveVisitor {
-    /// What a step must bring back. Attachments and documents by their SHA-1; keys and
-    /// settings values compared as bytes (`ByteKey`).
-    struct Expected {
-        var extensionRows: [JSONNode] = []
-        var settings: [ByteKey: ByteKey] = [:]
-        var attachments: [ByteKey: [UInt8]] = [:]
-        var documents: [ByteKey: [UInt8]] = [:]
-    }
-
-    let expected: Expected
-    /// The step's rows; nil for the last step.
-    let extensionTable: ExtensionTable?
-    /// Per table, `settings`, `attachments`, `documents`: values that did not come back.
-    private(set) var differences: [String: Int] = [:]
-    private var rowsSeen = 0, settingsSeen = 0, attachmentsSeen = 0, documentsSeen = 0
-
-    init(expected: Expected, extensionTable: ExtensionTable?) {
-        self.expected = expected
-        self.extensionTable = extensionTable
-    }
-
-    /// No archive row travels the long way: one that does is a difference.
-    mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {
-        differences[table.key, default: 0] += 1
-    }
-
-    mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {
-        rowsSeen += 1
-        if extensionTable != table || index >= expected.extensionRows.count || expected.extensionRows[index] != row {
-            differences[table.rawValue, default: 0] += 1
-        }
-    }
-
-    /// A value that comes back changed counts once, as does one that does not come back.
-    mutating func visitSetting(key: String, value: String) throws {
-        let expectedValue = expected.settings[ByteKey(key)]
-        if expectedValue != nil { settingsSeen += 1 }
-        if expectedValue != ByteKey(value) { differences["settings", default: 0] += 1 }
-    }
-
-    mutating func visitAttachment(name: String, contents: [UInt8]) throws {
-        let expectedHash = expected.attachments[ByteKey(name)]
-        if expectedHash != nil { attachmentsSeen += 1 }
-        if expectedHash != SHA1.hash(contents) { differences["attachments", default: 0] += 1 }
-    }
-
-    mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
-        compareDocument(path, originalBytes ?? DocumentCoder.encode(document))
-    }
-
-    mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
-        compareDocument(path, contents)
-    }
-
-    private mutating func compareDocument(_ path: DocumentPath, _ bytes: [UInt8]) {
-        let expectedHash = expected.documents[ByteKey(path.path)]
-        if expectedHash != nil { documentsSeen += 1 }
-        if expectedHash != SHA1.hash(bytes) { differences["documents", default: 0] += 1 }
-    }
-
-    /// Counts what did not come back at all.
-    mutating func finish() {
-        if let extensionTable {
-            let missing = expected.extensionRows.count - rowsSeen
-            if missing > 0 { differences[extensionTable.rawValue, default: 0] += missing }
-            return
-        }
-        for (name, count, seen) in [("settings", expected.settings.count, settingsSeen), ("attachments", expected.attachments.count, attachmentsSeen),
-                                    ("documents", expected.documents.count, documentsSeen)] where seen < count {
-            differences[name, default: 0] += count - seen
-        }
-    }
-}

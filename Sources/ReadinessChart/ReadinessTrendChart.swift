@@ -1,4 +1,5 @@
 import Foundation
+import Readiness
 
 /// A self-contained SVG trend chart of readiness: a mark per scored day coloured by band, the
 /// line broken where a day has no score, the band zones behind, and the trailing 7-day median.

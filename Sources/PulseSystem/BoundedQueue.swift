@@ -5,7 +5,7 @@ import Foundation
 /// `pop` while it is empty. An element heavier than what is left waits for an empty queue,
 /// then goes alone. Either side can end it: `close` (no more elements; `pop` returns nil once
 /// drained) or `fail` (both sides throw the error).
-final class BoundedQueue<Element>: @unchecked Sendable {
+package final class BoundedQueue<Element>: @unchecked Sendable {
     private let capacity: Int
     // Guarded by `condition`.
     private let condition = NSCondition()
@@ -14,11 +14,11 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     private var closed = false
     private var failure: Error?
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = capacity
     }
 
-    func push(_ element: Element, weight: Int = 1) throws {
+    package func push(_ element: Element, weight: Int = 1) throws {
         condition.lock()
         defer { condition.unlock() }
         while load > 0 && load + weight > capacity && failure == nil { condition.wait() }
@@ -29,7 +29,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     /// The next element; nil when the queue was closed and is drained.
-    func pop() throws -> Element? {
+    package func pop() throws -> Element? {
         condition.lock()
         defer { condition.unlock() }
         while elements.isEmpty && !closed && failure == nil { condition.wait() }
@@ -41,7 +41,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         return first.element
     }
 
-    func close() {
+    package func close() {
         condition.lock()
         closed = true
         condition.broadcast()
@@ -49,7 +49,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     /// Ends the queue with `error` (the first one wins) and drops what was waiting.
-    func fail(_ error: Error) {
+    package func fail(_ error: Error) {
         condition.lock()
         if failure == nil { failure = error }
         elements.removeAll()
@@ -58,36 +58,9 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         condition.unlock()
     }
 
-    var error: Error? {
+    package var error: Error? {
         condition.lock()
         defer { condition.unlock() }
         return failure
     }
-}
-
-/// A thread that runs `drain` once; the non-generic base keeps a generic subclass's type out of
-/// the thread's closure.
-public class BackgroundWorker: @unchecked Sendable {
-    private let finished = DispatchSemaphore(value: 0)
-    /// Whether `join` has returned; used by the owning thread only.
-    private var joined = false
-
-    /// Waits until `drain` has returned; any number of times.
-    func join() {
-        guard !joined else { return }
-        finished.wait()
-        joined = true
-    }
-
-    func start(named name: String) {
-        let worker: BackgroundWorker = self
-        let thread = Thread {
-            worker.drain()
-            worker.finished.signal()
-        }
-        thread.name = name
-        thread.start()
-    }
-
-    func drain() {}
 }

@@ -1,4 +1,6 @@
 import Foundation
+import PulseArchive
+import PulseSystem
 
 /// A visitor call on its way to the worker. Kept outside the generic class so that queuing one
 /// needs no generic metadata at run time; a row travels without its table (the worker knows it
@@ -23,7 +25,10 @@ private enum VisitorCall {
 ///
 /// An error the base visitor throws reaches the reader at its next call, like an error thrown
 /// in place; `finish` returns the base visitor once everything was delivered.
-public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, ArchiveVisitor, @unchecked Sendable {
+///
+/// The thread and the queue are the system layer's (`BackgroundWorker`, `BoundedQueue`); this
+/// adapter knows the visitor's calls, so it lives beside its users, import and verify.
+package final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, ArchiveVisitor, @unchecked Sendable {
     private var base: Base
     private let batchSize: Int
     private let queue: BoundedQueue<[VisitorCall]>
@@ -45,7 +50,7 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
     private var delivered: [[VisitorCall]] = []
     private let deliveredLock = NSLock()
 
-    public init(_ base: Base, batchSize: Int = 256, capacity: Int = 16) {
+    package init(_ base: Base, batchSize: Int = 256, capacity: Int = 16) {
         self.base = base
         self.batchSize = batchSize
         batchBytes = capacity * Self.bytesPerUnit
@@ -56,7 +61,7 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
 
     /// Waits until every call was delivered, and returns the base visitor.
     /// - Throws: the first error the base visitor threw.
-    public func finish() throws -> Base {
+    package func finish() throws -> Base {
         if !pending.isEmpty { try pushPending() }
         queue.close()
         join()
@@ -66,7 +71,7 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
 
     /// The error the base visitor threw, if any, after the calls it is delivering (a read that
     /// failed asks which problem came first). Calls still waiting are dropped.
-    public func stop() -> Error? {
+    package func stop() -> Error? {
         queue.fail(CancellationError())
         join()
         return deliveryError
@@ -93,7 +98,7 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
         pendingBytes = 0
     }
 
-    override func drain() {
+    override package func drain() {
         do {
             while let batch = try queue.pop() {
                 do {
@@ -129,16 +134,16 @@ public final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, Ar
         }
     }
 
-    public func beginTable(_ table: ArchiveTable) throws { try submit(.begin(table)) }
-    public func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws { try submit(.row(row, index)) }
-    public func endTable(_ table: ArchiveTable, rowCount: Int) throws { try submit(.end(table, rowCount)) }
-    public func visitSetting(key: String, value: String) throws { try submit(.setting(key, value), bytes: value.utf8.count) }
-    public func visitAttachment(name: String, contents: [UInt8]) throws { try submit(.attachment(name, contents), bytes: contents.count) }
-    public func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
+    package func beginTable(_ table: ArchiveTable) throws { try submit(.begin(table)) }
+    package func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws { try submit(.row(row, index)) }
+    package func endTable(_ table: ArchiveTable, rowCount: Int) throws { try submit(.end(table, rowCount)) }
+    package func visitSetting(key: String, value: String) throws { try submit(.setting(key, value), bytes: value.utf8.count) }
+    package func visitAttachment(name: String, contents: [UInt8]) throws { try submit(.attachment(name, contents), bytes: contents.count) }
+    package func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
         try submit(.document(path, document, originalBytes), bytes: originalBytes?.count ?? 0)
     }
-    public func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
+    package func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
         try submit(.documentFile(path, contents), bytes: contents.count)
     }
-    public func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws { try submit(.extensionRow(table, row, index)) }
+    package func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws { try submit(.extensionRow(table, row, index)) }
 }

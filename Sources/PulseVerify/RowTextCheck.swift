@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseStore
 
 /// The codec's half of `verify`'s round trip, on the reader's thread: every row as an export
 /// writes it must be the file's text byte for byte (so it reads back as the file did), or else

@@ -2,6 +2,8 @@ import Foundation
 import PulseArchive
 import PulseDocuments
 import Readiness
+import PulseSystem
+import PulseStore
 
 /// One finding of `verify`.
 public struct VerifyProblem: Sendable, Equatable {

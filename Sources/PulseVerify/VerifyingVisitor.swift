@@ -2,6 +2,7 @@ import Foundation
 import PulseArchive
 import PulseDocuments
 import Readiness
+import PulseStore
 
 /// What `verify` does with an archive's content on its second thread, while the first
 /// decompresses and parses: the round trip, batch by batch; the unique keys and the references

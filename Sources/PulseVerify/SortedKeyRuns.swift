@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import PulseArchive
+import PulseStore
 
 /// The keys of one table (or the values of one reference column) as an archive streams past,
 /// sorted in bounded memory: a few megabytes at a time are sorted and spilled to a private run
@@ -209,7 +210,7 @@ final class SortedKeyRuns {
                 let n = try buffer.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[end...])) }
                 if n == 0 {
                     if end == 0 { return false }
-                    throw ArchiveError(.io, "\(file.path): a run file of verify ends inside a record")
+                    throw VerifyError(.damagedScratchFile, "\(file.path): a run file of verify ends inside a record")
                 }
                 end += n
             }
@@ -226,7 +227,7 @@ final class SortedKeyRuns {
             start += 8
             rest.removeAll(keepingCapacity: true)
             if key.restCount > 0 {
-                guard try fill(key.restCount) else { throw ArchiveError(.io, "\(file.path): a run file of verify ends inside a record") }
+                guard try fill(key.restCount) else { throw VerifyError(.damagedScratchFile, "\(file.path): a run file of verify ends inside a record") }
                 rest.append(contentsOf: buffer[start..<start + key.restCount])
                 start += key.restCount
             }
@@ -294,181 +295,8 @@ final class SortedKeyRuns {
     }
 }
 
-private func appendLittleEndian<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+func appendLittleEndian<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
     var v = value.littleEndian
     withUnsafeBytes(of: &v) { out.append(contentsOf: $0) }
 }
 
-/// A key as it sorts: a canonical UUID (nearly every key) as its 128 bits, anything else as
-/// its `KeyEncoding` bytes, the first 16 in two words and the rest beside. Two keys are equal
-/// exactly when their values are, as the store's unique index sees them.
-struct SortKey: Equatable, Comparable {
-    /// 0 for a UUID, 1 for other bytes.
-    let kind: UInt8
-    let head: UInt64
-    let tail: UInt64
-    /// The whole key's length in bytes (16 for a UUID).
-    let length: Int
-
-    static let none = SortKey(kind: 0, head: 0, tail: 0, length: 0)
-    static let encodedSize = 1 + 8 + 8 + 4
-
-    var restCount: Int { max(0, length - 16) }
-
-    private init(kind: UInt8, head: UInt64, tail: UInt64, length: Int) {
-        self.kind = kind
-        self.head = head
-        self.tail = tail
-        self.length = length
-    }
-
-    /// The key of `value`; bytes beyond the first 16 are appended to `rest`.
-    init(_ value: FieldValue, rest: inout [UInt8], scratch: inout [UInt8]) {
-        if case .string(let text) = value, let (head, tail) = UUIDBits.parse(text) {
-            self.init(kind: 0, head: head, tail: tail, length: 16)
-            return
-        }
-        scratch.removeAll(keepingCapacity: true)
-        KeyEncoding.append(value, to: &scratch)
-        var words: (UInt64, UInt64) = (0, 0)
-        scratch.withUnsafeBytes { bytes in
-            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(16))) }
-        }
-        self.init(kind: 1, head: UInt64(bigEndian: words.0), tail: UInt64(bigEndian: words.1), length: scratch.count)
-        if scratch.count > 16 { rest.append(contentsOf: scratch[16...]) }
-    }
-
-    init(reading bytes: UnsafeRawBufferPointer, at offset: Int) {
-        func word(_ at: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + at, as: UInt64.self)) }
-        kind = bytes[offset]
-        head = word(1)
-        tail = word(9)
-        length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 17, as: UInt32.self)))
-    }
-
-    func append(to out: inout [UInt8]) {
-        out.append(kind)
-        appendLittleEndian(head, to: &out)
-        appendLittleEndian(tail, to: &out)
-        appendLittleEndian(UInt32(length), to: &out)
-    }
-
-    /// The value back, for messages.
-    func value(rest: [UInt8]) -> FieldValue {
-        if kind == 0 { return .string(UUIDBits.format(head, tail)) }
-        var bytes: [UInt8] = []
-        appendBigEndian(head, to: &bytes)
-        appendBigEndian(tail, to: &bytes)
-        bytes = Array((bytes + rest).prefix(length))
-        return KeyEncoding.decode(bytes)
-    }
-
-    private func appendBigEndian(_ value: UInt64, to out: inout [UInt8]) {
-        var v = value.bigEndian
-        withUnsafeBytes(of: &v) { out.append(contentsOf: $0) }
-    }
-
-    /// By kind, then the first 16 bytes, then the length; the bytes beyond 16 decide the rest.
-    static func < (a: SortKey, b: SortKey) -> Bool {
-        if a.kind != b.kind { return a.kind < b.kind }
-        if a.head != b.head { return a.head < b.head }
-        if a.tail != b.tail { return a.tail < b.tail }
-        return a.length < b.length
-    }
-}
-
-/// Canonical (upper-case, hyphenated) UUID text as 128 bits and back.
-enum UUIDBits {
-    static func parse(_ text: String) -> (UInt64, UInt64)? {
-        guard text.utf8.count == 36 else { return nil }
-        var text = text
-        return text.withUTF8 { s -> (UInt64, UInt64)? in
-            var words: (UInt64, UInt64) = (0, 0)
-            var bad: UInt8 = 0
-            var i = 0
-            for w in 0..<2 {
-                var word: UInt64 = 0
-                for _ in 0..<16 {
-                    if i == 8 || i == 13 || i == 18 || i == 23 {
-                        bad |= s[i] ^ 0x2D
-                        i += 1
-                    }
-                    let c = s[i]
-                    let digit = c &- 0x30, letter = c &- 0x41
-                    let nibble: UInt8 = digit < 10 ? digit : letter < 6 ? letter + 10 : 0xFF
-                    bad |= nibble & 0xF0
-                    word = word << 4 | UInt64(nibble & 0x0F)
-                    i += 1
-                }
-                if w == 0 { words.0 = word } else { words.1 = word }
-            }
-            return bad == 0 ? words : nil
-        }
-    }
-
-    static func format(_ head: UInt64, _ tail: UInt64) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        for (w, word) in [head, tail].enumerated() {
-            for i in 0..<16 {
-                let position = w * 16 + i
-                if position == 8 || position == 12 || position == 16 || position == 20 { out.append(0x2D) }
-                out.append(hex[Int(word >> UInt64(60 - 4 * i) & 0xF)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}
-
-/// Key values as bytes that compare equal exactly when SQLite's unique index would call
-/// the values equal: a type tag, then text as UTF-8 or an integer as big-endian with the sign
-/// bit flipped (so bytes sort like numbers).
-enum KeyEncoding {
-    private static let textTag: UInt8 = 1, integerTag: UInt8 = 2, otherTag: UInt8 = 3
-
-    static func append(_ value: FieldValue, to bytes: inout [UInt8]) {
-        switch value {
-        case .string(let text):
-            bytes.append(textTag)
-            bytes.append(contentsOf: text.utf8)
-        case .int(let v), .date(let v):
-            bytes.append(integerTag)
-            var big = (UInt64(bitPattern: v) ^ (1 << 63)).bigEndian
-            withUnsafeBytes(of: &big) { bytes.append(contentsOf: $0) }
-        case .double(let v):
-            bytes.append(otherTag)
-            var big = v.bitPattern.bigEndian
-            withUnsafeBytes(of: &big) { bytes.append(contentsOf: $0) }
-        case .bool(let v):
-            bytes.append(otherTag)
-            bytes.append(v ? 1 : 0)
-        case .null:
-            bytes.append(0)
-        }
-    }
-
-    /// The value back, for messages (doubles and booleans, never keys, come back as text).
-    static func decode(_ bytes: [UInt8]) -> FieldValue {
-        guard let tag = bytes.first else { return .null }
-        switch tag {
-        case textTag: return .string(String(decoding: bytes.dropFirst(), as: UTF8.self))
-        case integerTag where bytes.count == 9:
-            let raw = bytes.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            return .int(Int64(bitPattern: raw ^ (1 << 63)))
-        default: return .string(bytes.dropFirst().map { String($0, radix: 16) }.joined())
-        }
-    }
-
-    static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in compare(a, b) } }
-    }
-
-    static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
-        let common = min(a.count, b.count)
-        if common > 0 {
-            let order = memcmp(a.baseAddress!, b.baseAddress!, common)
-            if order != 0 { return Int(order) }
-        }
-        return a.count - b.count
-    }
-}

@@ -1,0 +1,99 @@
+/// The app's JSON forms of numbers and strings, shared by the archive writer and anything else
+/// that must write JSON the app reads back the same way (the readiness contributors).
+public enum JSONText {
+    /// The shortest decimal that reads back as the same double; integral values without `.0`.
+    public static func number(_ value: Double) -> String {
+        var out: [UInt8] = []
+        appendNumber(value, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A quoted, escaped JSON string.
+    public static func quoted(_ text: String) -> String {
+        var out: [UInt8] = []
+        appendString(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func appendNumber(_ value: Double, to out: inout [UInt8]) {
+        if value == value.rounded(), abs(value) < 9.007_199_254_740_992e15 {
+            if value == 0 && value.sign == .minus {
+                out.append(0x2D)
+                out.append(0x30)
+                return
+            }
+            appendInteger(Int64(value), to: &out)
+            return
+        }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        out.append(contentsOf: text.utf8)
+    }
+
+    static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(0x2D) }
+        var magnitude = value.magnitude
+        // Digits from the right, in a scratch buffer on the stack: no allocation per number.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(truncatingIfNeeded: 0x30 + magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+
+    /// A date as the app writes it: a quoted `yyyy-MM-ddTHH:mm:ss.SSSZ`.
+    static func appendDate(_ millis: Int64, to out: inout [UInt8]) throws {
+        out.append(0x22)
+        try ArchiveDate.append(millis, to: &out)
+        out.append(0x22)
+    }
+
+    static let trueLiteral: [UInt8] = Array("true".utf8)
+    static let falseLiteral: [UInt8] = Array("false".utf8)
+
+    static func appendString(_ text: String, to out: inout [UInt8]) {
+        out.append(0x22)
+        var text = text
+        text.withUTF8 { appendEscaped($0, to: &out) }
+        out.append(0x22)
+    }
+
+    /// Escapes as the app does: `"`, `\` and control characters, and `/` as `\/`. Runs that
+    /// need no escaping (nearly everything) are copied in one piece.
+    static func appendEscaped(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
+        let handled: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            var runStart = 0
+            for (i, c) in buffer.enumerated() where c < 0x20 || c == 0x22 || c == 0x5C || c == 0x2F {
+                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<i])) }
+                appendEscape(c, to: &out)
+                runStart = i + 1
+            }
+            if runStart < buffer.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart...])) }
+        }
+        if handled == nil {
+            for c in bytes {
+                if c < 0x20 || c == 0x22 || c == 0x5C || c == 0x2F { appendEscape(c, to: &out) } else { out.append(c) }
+            }
+        }
+    }
+
+    private static func appendEscape(_ c: UInt8, to out: inout [UInt8]) {
+        switch c {
+        case 0x22: out.append(0x5C); out.append(0x22)
+        case 0x5C: out.append(0x5C); out.append(0x5C)
+        case 0x2F: out.append(0x5C); out.append(0x2F)
+        case 0x0A: out.append(0x5C); out.append(0x6E)
+        case 0x0D: out.append(0x5C); out.append(0x72)
+        case 0x09: out.append(0x5C); out.append(0x74)
+        case 0x08: out.append(0x5C); out.append(0x62)
+        case 0x0C: out.append(0x5C); out.append(0x66)
+        default: out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
+        }
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+}

@@ -1,0 +1,71 @@
+import PulseArchive
+import PulseDocuments
+
+/// Streams a database's tables, and the store's document tree, to the archive writer.
+package struct StoreContent: ArchiveContent {
+    let database: SQLiteDatabase
+    let schema: String
+    var documents: StoreDocuments.Content? = nil
+
+    init(database: SQLiteDatabase, schema: String, documents: StoreDocuments.Content? = nil) {
+        self.database = database
+        self.schema = schema
+        self.documents = documents
+    }
+
+    /// The tables of `database` in `schema`, and the documents of `documentTree` if given.
+    package init(database: SQLiteDatabase, schema: String, documentTree: DocumentTree?) {
+        self.init(database: database, schema: schema, documents: documentTree.map { StoreDocuments.Content(tree: $0) })
+    }
+
+    package var hasDocuments: Bool { documents != nil }
+
+    package func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {
+        try documents?.forEachDocument(stubs: stubs, body)
+    }
+
+    package func forEachDocumentFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {
+        try documents?.forEachFile(body)
+    }
+
+    package func extensionRowCount(_ table: ExtensionTable) throws -> Int {
+        Int(try database.integer("SELECT count(*) FROM \(schema).\(StoreSchema.quoted(table.rawValue))"))
+    }
+
+    package func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {
+        let statement = try database.prepare(#"SELECT "row" FROM \#(schema)."\#(table.rawValue)" ORDER BY rowid"#)
+        while try statement.step() {
+            try body(try JSONNode.parse(Array(statement.text(at: 0).utf8)))
+        }
+    }
+
+    package func rowCount(of table: ArchiveTable) throws -> Int {
+        Int(try database.integer("SELECT count(*) FROM \(schema).\(StoreSchema.quoted(table.key))"))
+    }
+
+    package func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws {
+        let statement = try database.prepare(StoreSchema.selectAll(table, schema: schema))
+        let types = table.fields.map(\.type)
+        var row = ArchiveRow(table: table)
+        while try statement.step() {
+            for (i, type) in types.enumerated() {
+                row[i] = statement.value(at: Int32(i), as: type)
+            }
+            try body(row)
+        }
+    }
+
+    package func forEachSetting(_ body: (String, String) throws -> Void) throws {
+        let statement = try database.prepare(#"SELECT "key", "value" FROM \#(schema)."settings" ORDER BY "key""#)
+        while try statement.step() {
+            try body(statement.text(at: 0), statement.text(at: 1))
+        }
+    }
+
+    package func forEachAttachment(_ body: (String, [UInt8]) throws -> Void) throws {
+        let statement = try database.prepare(#"SELECT "file", "contents" FROM \#(schema)."attachments" ORDER BY "file""#)
+        while try statement.step() {
+            try body(statement.text(at: 0), statement.blob(at: 1))
+        }
+    }
+}

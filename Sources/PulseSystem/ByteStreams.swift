@@ -1,0 +1,22 @@
+/// A stream of bytes to read from: a file, the inflated content of a gzip file, bytes read
+/// ahead on another thread.
+public protocol ByteSource: AnyObject {
+    /// Fills the start of `buffer`; returns the number of bytes, 0 only at the end.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+/// A stream of bytes to write to: a file, or a gzip deflater in front of one.
+public protocol ByteSink: AnyObject {
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+    /// Writes whatever is buffered and ends the stream (the gzip trailer, for example).
+    func finish() throws
+}
+
+/// A sink that can rewrite bytes it already wrote: a gzip header carries a checksum of the
+/// stream after it, known only at the end (`GzipWriter` requires one, so no sink can miss it).
+public protocol RewritableSink: ByteSink {
+    /// Bytes written so far; `patch` counts its offsets the same way, from the sink's first byte.
+    var bytesWritten: Int64 { get }
+    /// Rewrites bytes already written, from `offset` on.
+    func patch(_ bytes: [UInt8], at offset: Int64) throws
+}

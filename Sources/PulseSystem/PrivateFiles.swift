@@ -1,0 +1,79 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// File-system steps for the store and for scratch space: every directory they create is 0700,
+/// every file 0600.
+package enum PrivateFiles {
+    package static func exists(_ path: String) -> Bool {
+        FileManager.default.fileExists(atPath: path)
+    }
+
+    package static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// Creates `path` and any missing parents, each readable by its owner only.
+    ///
+    /// Each `mkdir` runs under `InterruptCleanup.uninterrupted`: once an interruption has begun to
+    /// remove a temporary directory (a new store, a staging or scratch directory), no thread
+    /// can create it again as the parent of something it is still writing, and leave it behind.
+    package static func createDirectory(_ path: String) throws(SystemError) {
+        if isDirectory(path) { return }
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            if !isDirectory(prefix) {
+                let failure = InterruptCleanup.uninterrupted { mkdir(prefix, 0o700) == 0 ? 0 : errno }
+                guard failure == 0 || failure == EEXIST else {
+                    errno = failure
+                    throw SystemError(.io, "cannot create the directory \(prefix): \(errnoText())")
+                }
+                guard isDirectory(prefix) else {
+                    throw SystemError(.io, "cannot create the directory \(prefix): a file of that name is in the way")
+                }
+            }
+            prefix += "/"
+        }
+    }
+
+    /// Creates an empty file readable by its owner only, if it does not exist. A link there
+    /// is refused, not followed: it would create or open the file it points to.
+    package static func touch(_ path: String) throws(SystemError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw SystemError(.io, "cannot create \(path): \(errnoText())") }
+        _ = close(fd)
+    }
+
+    /// Flushes a file or directory to stable storage.
+    package static func sync(_ path: String) throws(SystemError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError(.io, "cannot open \(path): \(errnoText())") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw SystemError(.io, "cannot flush \(path) to disk: \(errnoText())") }
+    }
+
+    /// Removes a file or a directory tree, if it is there; an interruption no longer removes it.
+    package static func remove(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+        InterruptCleanup.unregister(path)
+    }
+
+    /// A new private directory under the system's temporary directory, removed if the process
+    /// is interrupted before `remove`.
+    package static func temporaryDirectory(prefix: String) throws -> String {
+        let base = (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+        return try InterruptCleanup.registering {
+            var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
+            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                throw SystemError(.io, "cannot create a temporary directory in \(base): \(errnoText())")
+            }
+            let directory = String(cString: made)
+            return (directory, path: directory)
+        }
+    }
+}
