@@ -6,8 +6,9 @@ public struct ArchiveLimits: Sendable, Equatable {
     /// Longest single string after decoding escapes, attachments included. A string is held
     /// whole (with its decoded bytes and the copy a store or round trip takes), so this bounds
     /// memory: a verify holds about eight times the largest attachment (its base64, its bytes,
-    /// the copies the worker thread and SQLite take), so 12 MiB keeps every command under
-    /// 150 MB (docs/reliability.md, "Memory").
+    /// the copies the worker thread and SQLite take), and several such values in a row keep a
+    /// few more in flight between the threads, so 8 MiB keeps every command under 150 MB
+    /// (docs/reliability.md, "Memory").
     public var maxStringBytes: Int
     /// Largest JSON text of a value the reader holds whole as a tree: a document, a row of the
     /// Android dialect, a meal or food row, a settings blob. A tree takes several times its
@@ -24,7 +25,7 @@ public struct ArchiveLimits: Sendable, Equatable {
     public var maxInflateRatio: Double
     public var inflateRatioGrace: Int64
 
-    public init(maxDepth: Int = 256, maxStringBytes: Int = 12 << 20, maxWholeValueBytes: Int = 2 << 20, maxNumberLength: Int = 64,
+    public init(maxDepth: Int = 256, maxStringBytes: Int = 8 << 20, maxWholeValueBytes: Int = 2 << 20, maxNumberLength: Int = 64,
                 maxUncompressedBytes: Int64 = 64 << 30, maxInflateRatio: Double = 200, inflateRatioGrace: Int64 = 8 << 20) {
         self.maxDepth = maxDepth
         self.maxStringBytes = maxStringBytes
@@ -37,12 +38,27 @@ public struct ArchiveLimits: Sendable, Equatable {
 
     public static let standard = ArchiveLimits()
 
+    /// Longest settings key or attachment name. A name is a key: it is held in the sets that
+    /// find repeats, in SQLite's index, in messages, so one of megabytes cost as much as a
+    /// value; an attachment name is a file name in the app, whose file systems allow 255 bytes.
+    public static let maxNameBytes = 1_024
+
+    /// The one name rule, for the reader and the writer.
+    /// - Parameter what: names the name (`settings key`, `attachment name`).
+    public static func checkName(_ name: String, _ what: String, table: String) throws {
+        let size = name.utf8.count
+        guard size <= maxNameBytes else {
+            throw ArchiveError(.limitExceeded, "\(table): a \(what) of \(size) bytes starting \(ShownText.quoted(String(name.prefix(40)))) "
+                + "is longer than the limit of \(maxNameBytes) bytes", table: table)
+        }
+    }
+
     /// Names a limit, so that a front end can say how to raise the one that was passed.
     public enum Name: String, Sendable, Equatable {
         case depth, stringBytes, wholeValueBytes, numberLength, uncompressedBytes, inflateRatio
     }
 
-    /// The most bytes whose standard base64 fits in one string of `maxStringBytes` (9 MiB by
+    /// The most bytes whose standard base64 fits in one string of `maxStringBytes` (6 MiB by
     /// default): an attachment, a document file, or a document's own bytes travel as base64, so
     /// this is how large each can be and still be read back.
     public var maxBase64PayloadBytes: Int { maxStringBytes / 4 * 3 }

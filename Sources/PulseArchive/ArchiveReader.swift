@@ -286,7 +286,7 @@ struct EnvelopeParser {
         }
         if unknownNames.others > 0 {
             summary.warnings.append(ArchiveWarning(table: nil, message: "\(unknownNames.others) more values have no app value (kept verbatim), "
-                + "past the first \(NameTally.namedLimit) names"))
+                + "past the first \(NameTally.namedLimit) names or longer than \(NameTally.longestNamed) bytes"))
         }
         for (table, fields) in unknownFields.sorted(by: { $0.key < $1.key }) {
             for (field, count) in fields.counts.sorted(by: { $0.key < $1.key }) {
@@ -297,7 +297,7 @@ struct EnvelopeParser {
             if fields.others > 0 {
                 summary.warnings.append(ArchiveWarning(
                     table: table,
-                    message: "\(table): \(fields.others) more unknown fields (ignored), past the first \(NameTally.namedLimit) names"))
+                    message: "\(table): \(fields.others) more unknown fields (ignored), past the first \(NameTally.namedLimit) names or longer than \(NameTally.longestNamed) bytes"))
             }
         }
     }

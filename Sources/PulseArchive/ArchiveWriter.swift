@@ -151,6 +151,7 @@ public enum ArchiveWriter {
                 out.byte(0x5B)
                 var first = true
                 try content.forEachAttachment { name, contents in
+                    try AttachmentName.validate(name)
                     try limits.checkBase64Payload(contents.count, "attachments: \(name.debugDescription)")
                     if !first { out.byte(0x2C) }
                     first = false

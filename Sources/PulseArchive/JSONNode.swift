@@ -86,7 +86,16 @@ public enum JSONNode: Sendable, Equatable, Hashable {
     static func readWhole(_ scanner: JSONScanner, depth: Int, location: @autoclosure () -> String) throws -> JSONNode {
         let start = scanner.offset
         let node = try read(scanner, depth: depth, location: location(), startedAt: start)
-        try scanner.limits.checkWholeValue(scanner.offset - start, location())
+        let span = scanner.offset - start
+        try scanner.limits.checkWholeValue(span, location())
+        // The rule is on the value as our writer writes it (compact, escaped as the app does:
+        // `/` as `\/`), so that what is read can be written back. Escaping at most sextuples
+        // a byte, so only a text past a sixth of the limit can come out past it.
+        if span > Int64(scanner.limits.maxWholeValueBytes / 6) {
+            var compact: [UInt8] = []
+            node.appendCompact(to: &compact)
+            try scanner.limits.checkWholeValue(compact.count, "\(location()) (as written back)")
+        }
         return node
     }
 
@@ -133,6 +142,17 @@ public enum JSONNode: Sendable, Equatable, Hashable {
             case .bool(let b): return .bool(b)
             default: return .null
             }
+        }
+    }
+
+    /// About the memory the tree takes: 16 bytes a value, a container's storage, and its text.
+    /// What a queue of trees waiting for another thread counts.
+    public var approximateBytes: Int {
+        switch self {
+        case .object(let members): return members.reduce(64) { $0 + 16 + $1.key.text.utf8.count + $1.value.approximateBytes }
+        case .array(let elements): return elements.reduce(32) { $0 + $1.approximateBytes }
+        case .string(let text), .number(let text): return 16 + text.utf8.count
+        case .bool, .null: return 16
         }
     }
 

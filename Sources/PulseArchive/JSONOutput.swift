@@ -17,11 +17,23 @@ final class JSONOutput {
         if buffer.count >= flushThreshold { try flush() }
     }
 
+    /// Hands the buffer to the sink in pieces of the flush threshold: one value can be tens of
+    /// megabytes of text (8 MiB of control characters, escaped), and a sink that queues what it
+    /// is given for another thread (`BackgroundSink`) then holds a piece, not a second copy.
     func flush() throws {
         guard !buffer.isEmpty else { return }
-        try buffer.withUnsafeBytes { try sink.write($0) }
+        try buffer.withUnsafeBytes { bytes in
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + flushThreshold)
+                try sink.write(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                start = end
+            }
+        }
         bytesWritten += Int64(buffer.count)
-        buffer.removeAll(keepingCapacity: true)
+        // A buffer that grew for one large value gives its memory back.
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 4 * (flushThreshold + 4096))
+        if buffer.capacity == 0 { buffer.reserveCapacity(flushThreshold + 4096) }
     }
 
     @inline(__always) func byte(_ c: UInt8) { buffer.append(c) }

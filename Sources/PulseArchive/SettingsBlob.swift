@@ -5,6 +5,7 @@
 public enum SettingsBlob {
     /// - Throws: `ArchiveError` naming the key and what is wrong with its value.
     public static func check(key: String, value: String, limits: ArchiveLimits = .standard) throws {
+        try ArchiveLimits.checkName(key, "settings key", table: "settings")
         let size = value.utf8.count
         guard size <= limits.maxStringBytes else {
             throw ArchiveError(.limitExceeded, "settings.\(key): the blob of \(size) bytes is longer than the string limit of \(limits.maxStringBytes) bytes",

@@ -113,7 +113,7 @@ extension CommandSpec.Option {
     static let maxInflateRatio = CommandSpec.Option.value("--max-inflate-ratio", valueName: "n",
         help: "Refuse a gzip archive that inflates more than n times its size (default: 200).")
     static let maxStringSize = CommandSpec.Option.value("--max-string-size", valueName: "bytes",
-        help: "Refuse a string longer than this; an attachment or file carries 3/4 of it as base64 (default: 12 MiB). Memory grows with it.")
+        help: "Refuse a string longer than this; an attachment or file carries 3/4 of it as base64 (default: 8 MiB). Memory grows with it.")
     static let maxObjectSize = CommandSpec.Option.value("--max-object-size", valueName: "bytes",
         help: "Refuse a document, Android row, meal or food row, or settings blob whose JSON is larger than this (default: 2 MiB). Memory grows with it.")
 }

@@ -19,9 +19,9 @@ private enum VisitorCall {
 /// Delivers a read's visitor calls to `base` on a thread of its own, in order, so that
 /// decompressing and parsing (the reader's thread) and what the visitor does with the rows
 /// (inserting them into SQLite) use both cores. Calls travel in batches of at most
-/// `batchSize` calls or `capacity` × 64 KB of attachments, documents and settings (1 MB by
-/// default); the queue holds `capacity` batches of rows, or that many bytes of the rest (or one
-/// larger attachment alone), so memory stays bounded whatever the archive holds.
+/// `batchSize` calls or `capacity` × 64 KB of what they carry (1 MB by default: rows' text,
+/// attachments, documents, settings); the queue holds `capacity` batches, or that many bytes
+/// (or one larger value alone), so memory stays bounded whatever the archive holds.
 ///
 /// An error the base visitor throws reaches the reader at its next call, like an error thrown
 /// in place; `finish` returns the base visitor once everything was delivered.
@@ -135,15 +135,17 @@ package final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, A
     }
 
     package func beginTable(_ table: ArchiveTable) throws { try submit(.begin(table)) }
-    package func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws { try submit(.row(row, index)) }
+    package func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws { try submit(.row(row, index), bytes: row.textBytes) }
     package func endTable(_ table: ArchiveTable, rowCount: Int) throws { try submit(.end(table, rowCount)) }
-    package func visitSetting(key: String, value: String) throws { try submit(.setting(key, value), bytes: value.utf8.count) }
-    package func visitAttachment(name: String, contents: [UInt8]) throws { try submit(.attachment(name, contents), bytes: contents.count) }
+    package func visitSetting(key: String, value: String) throws { try submit(.setting(key, value), bytes: key.utf8.count + value.utf8.count) }
+    package func visitAttachment(name: String, contents: [UInt8]) throws { try submit(.attachment(name, contents), bytes: name.utf8.count + contents.count) }
     package func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
-        try submit(.document(path, document, originalBytes), bytes: originalBytes?.count ?? 0)
+        try submit(.document(path, document, originalBytes), bytes: document.approximateBytes + (originalBytes?.count ?? 0))
     }
     package func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
         try submit(.documentFile(path, contents), bytes: contents.count)
     }
-    package func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws { try submit(.extensionRow(table, row, index)) }
+    package func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {
+        try submit(.extensionRow(table, row, index), bytes: row.approximateBytes)
+    }
 }

@@ -34,8 +34,13 @@ package struct StoreContent: ArchiveContent {
 
     package func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {
         let statement = try database.prepare(#"SELECT "row" FROM \#(schema)."\#(table.rawValue)" ORDER BY rowid"#)
+        // Parsed as the store holds it; the writer then applies the export's limits, naming
+        // the row, so a row imported with a raised limit exports with it.
+        let unbounded = ArchiveLimits(maxStringBytes: .max, maxWholeValueBytes: .max)
+        var index = 0
         while try statement.step() {
-            try body(try JSONNode.parse(Array(statement.text(at: 0).utf8)))
+            try body(try JSONNode.parse(Array(statement.text(at: 0).utf8), limits: unbounded, what: "\(table.rawValue)[\(index)] in the store"))
+            index += 1
         }
     }
 

@@ -26,6 +26,10 @@ enum RoundTripSection: Equatable {
 final class RollingRoundTrip {
     /// Rows per batch: a few megabytes, and the temporary tables stay small.
     static let batchSize = 8192
+    /// Or fewer, once the batch holds this much text or JSON: ten rows of 12 MiB strings were
+    /// one batch of "ten rows" (250 MB).
+    static let batchBytes = 4 << 20
+    private var batchBytes = 0
 
     /// The temporary store's database (`StoreSchema.roundTripTables`) and document tree.
     let database: SQLiteDatabase
@@ -94,7 +98,8 @@ final class RollingRoundTrip {
             return
         }
         batch.append(row)
-        if batch.count >= Self.batchSize { try flush() }
+        batchBytes += row.textBytes
+        if batch.count >= Self.batchSize || batchBytes >= Self.batchBytes { try flush() }
     }
 
     func addExtensionRow(_ row: JSONNode, of table: ExtensionTable, at index: Int) throws {
@@ -106,7 +111,8 @@ final class RollingRoundTrip {
             return
         }
         expected.extensionRows.append(row)
-        if expected.extensionRows.count >= Self.batchSize { try flush() }
+        batchBytes += row.approximateBytes
+        if expected.extensionRows.count >= Self.batchSize || batchBytes >= Self.batchBytes { try flush() }
     }
 
     /// - Returns: false when the key was already set (the archive repeats it).
@@ -161,6 +167,7 @@ final class RollingRoundTrip {
         }
         try database.execute("DELETE FROM \(StoreSchema.quoted(section.name))")
         batch.removeAll(keepingCapacity: true)
+        batchBytes = 0
         expected.extensionRows.removeAll(keepingCapacity: true)
     }
 

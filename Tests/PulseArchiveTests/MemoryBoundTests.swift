@@ -51,6 +51,21 @@ struct MemoryBoundTests {
         }
     }
 
+    /// The format-2 seed with `count` measurements, copies of its first with ids of their own.
+    static func withMeasurements(_ count: Int) throws -> [ByteKey: JSONNode] {
+        var object = try Seeds.appObject()
+        let first = try #require(object["measurements"]?.arrayValue?.first?.objectValue)
+        object["measurements"] = .array((0..<count).map { i in
+            var row = first
+            row["id"] = .string(RowFactory.uuid(10_000 + i))
+            return .object(row)
+        })
+        var counts = try #require(object["counts"]?.objectValue)
+        counts["measurements"] = .number("\(count)")
+        object["counts"] = .object(counts)
+        return object
+    }
+
     private func write(_ object: [ByteKey: JSONNode], _ name: String, in dir: TemporaryDirectory) -> String {
         dir.write(name, JSONNode.object(object).compactText)
     }
@@ -125,6 +140,69 @@ struct MemoryBoundTests {
         #expect(raisedExport.exitCode == 0, "\(raisedExport.stderr)")
         let verified = try CLI.run(["verify", dir.file("e.json.gz"), "--store", dir.file("s"), "--max-string-size", "\(13 << 20)"])
         #expect(verified.exitCode == 0, "\(verified.stdout)")
+    }
+
+    @Test("many values at the limits, one after another: ten strings at the string limit, one of control characters (six times as long escaped), sixty 1 MiB unknown keys")
+    func manyLargeValues() throws {
+        let dir = TemporaryDirectory()
+        var object = try Self.withMeasurements(60)
+        let long = String(repeating: "x", count: Self.limits.maxStringBytes - 16)
+        for row in 0..<10 { try ClosureArchives.set(&object, "measurements", row: row, "unit", .string(long)) }
+        // Rows wait between the reader's thread and the worker's counted by their text, not
+        // as rows: ten such rows were one batch (250 MB).
+        try expectBounded(write(object, "strings.json", in: dir), exitCode: 0, in: dir, "strings")
+
+        object = try Seeds.appObject()
+        try ClosureArchives.set(&object, "coachMessages", "body", .string(String(repeating: "\u{1}", count: Self.limits.maxStringBytes - 16)))
+        try expectBounded(write(object, "escaped.json", in: dir), exitCode: 0, in: dir, "escaped")
+
+        object = try Self.withMeasurements(60)
+        var rows = try #require(object["measurements"]?.arrayValue)
+        for row in 0..<60 {
+            var members = try #require(rows[row].objectValue)
+            members[ByteKey("\(row)" + String(repeating: "k", count: 1 << 20))] = .number("0")
+            rows[row] = .object(members)
+        }
+        object["measurements"] = .array(rows)
+        let names = write(object, "names.json", in: dir)
+        for command in ["inspect", "verify"] {
+            let run = try PeakMemory.run([command, names, "-q"])
+            #expect(run.exitCode == 0 && run.peakBytes <= Self.bound, "long names: \(command) exited \(run.exitCode), peaked at \(run.peakBytes >> 20) MB")
+        }
+        let warned = try CLI.run(["inspect", names, "-q"])
+        #expect(warned.stderr.contains("60 more unknown fields") && warned.stderr.utf8.count < 10_000, "\(warned.stderr.prefix(300))")
+    }
+
+    @Test("names are keys, bounded: a settings key or attachment name past 1 KiB is refused by import and verify, by name")
+    func longNames() throws {
+        let dir = TemporaryDirectory()
+        var object = try Seeds.appObject()
+        var settings = try #require(object["settings"]?.objectValue)
+        settings[ByteKey(String(repeating: "s", count: ArchiveLimits.maxNameBytes + 1))] = .string("{}")
+        object["settings"] = .object(settings)
+        let key = write(object, "key.json", in: dir)
+        let imported = try CLI.run(["import", key, "--store", dir.file("s")])
+        #expect(imported.exitCode == 1 && imported.stderr.contains("settings key of 1025 bytes") && !FileManager.default.fileExists(atPath: dir.file("s")), "\(imported.stderr.prefix(400))")
+        object = try Seeds.appObject()
+        object["attachments"] = .array([.object(["file": .string(String(repeating: "a", count: 5_000) + ".jpg"), "base64": .string("AAAA")])])
+        let verified = try CLI.run(["verify", write(object, "name.json", in: dir)])
+        #expect(verified.exitCode == 1 && verified.stdout.contains("attachment name of 5004 bytes"), "\(verified.stdout.suffix(400))")
+    }
+
+    @Test("a meal row that fits as read but not as written back (every / becomes \\/) is refused by import, so the store can always be exported")
+    func mealWrittenBack() throws {
+        let dir = TemporaryDirectory()
+        var android = try Seeds.androidObject()
+        try ClosureArchives.set(&android, "mealEntries", "name", .string(String(repeating: "/", count: Self.limits.maxWholeValueBytes * 2 / 3)))
+        let file = write(android, "meal.json", in: dir)
+        let imported = try CLI.run(["import", file, "--store", dir.file("s")])
+        #expect(imported.exitCode == 1 && imported.stderr.contains("mealEntries[0] (as written back)") && !FileManager.default.fileExists(atPath: dir.file("s")), "\(imported.stderr.prefix(400))")
+        let raised = try CLI.run(["import", file, "--store", dir.file("s"), "--max-object-size", "\(8 << 20)", "--no-backfill"])
+        #expect(raised.exitCode == 0, "\(raised.stderr)")
+        let export = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("e.json.gz"), "--max-object-size", "\(8 << 20)"])
+        #expect(export.exitCode == 0, "\(export.stderr)")
+        let refused = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("f.json.gz")])
+        #expect(refused.exitCode == 1 && refused.stderr.contains("mealEntries[0]") && refused.stderr.contains("--max-object-size"), "\(refused.stderr.prefix(400))")
     }
 
     @Test("verify of a file with an error in each of 200 000 rows: the first 100 listed, the rest counted, memory bounded")
