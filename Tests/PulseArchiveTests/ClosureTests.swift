@@ -489,8 +489,8 @@ struct ClosureTests {
             [try ClosureArchives.variant("nfc", withKey("caf\u{E9}.jpg", setting: false))(dir)[0],
              try ClosureArchives.variant("nfd", withKey("cafe\u{301}.jpg", setting: false))(dir)[0]]
         }),
-        Case(name: "an 8 MiB all-zero attachment", expectation: .accepted, make: ClosureArchives.variant("zeros") {
-            $0["attachments"] = .array([.object(["file": .string("zeros.bin"), "base64": .string(Data(count: 8 << 20).base64EncodedString())])])
+        Case(name: "an all-zero attachment of the largest size", expectation: .accepted, make: ClosureArchives.variant("zeros") {
+            $0["attachments"] = .array([.object(["file": .string("zeros.bin"), "base64": .string(Data(count: ArchiveLimits.standard.maxBase64PayloadBytes).base64EncodedString())])])
         }),
         Case(name: "a settings blob that is not JSON", expectation: .refused(["settings", "pulseloop.broken.v1"]), make: ClosureArchives.variant("blob") {
             var settings = try #require($0["settings"]?.objectValue)

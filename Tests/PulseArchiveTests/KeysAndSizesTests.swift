@@ -20,10 +20,14 @@ struct KeysAndSizesTests {
                         attachments: [(String, [UInt8])] = [], extra: String? = nil) throws -> String {
         var content = InMemoryContent()
         content.rows[ArchiveTable.devices.key] = [RowFactory.minimal(.devices, index: 1)]
-        content.settings = settings
-        content.attachments = attachments
+        // Written under placeholder names, then given the names under test: the writer refuses
+        // a name the reader would refuse, and these files are meant to hold such names.
+        content.settings = settings.enumerated().map { ("settings-placeholder-\($0.offset)", $0.element.1) }
+        content.attachments = attachments.enumerated().map { ("attachment-placeholder-\($0.offset)", $0.element.1) }
         let path = dir.file(name)
         try writeArchive(content, to: path, compressed: false)
+        for (i, (key, _)) in settings.enumerated() { try edit(path, "\"settings-placeholder-\(i)\"", JSONText.quoted(key)) }
+        for (i, (file, _)) in attachments.enumerated() { try edit(path, "\"attachment-placeholder-\(i)\"", JSONText.quoted(file)) }
         if let extra { try edit(path, "{", "{" + extra + ",") }
         return path
     }
@@ -103,13 +107,22 @@ struct KeysAndSizesTests {
         // Marks of four combining classes, so that normalising would have to reorder them.
         let key = "a" + String(repeating: "\u{301}\u{316}\u{327}\u{308}", count: 131_072)
         #expect(key.utf8.count > 1 << 20)
-        let path = try Self.archive(dir, "long.json", settings: [(key, "true")], attachments: [(key, [1])], extra: #""\#(key)":1"#)
+        let path = try Self.archive(dir, "long.json", settings: [("short", "true")], attachments: [("short.jpg", [1])], extra: #""\#(key)":1"#)
         try Self.edit(path, #""devices":[{"#, #""devices":[{"\#(key)":0,"#)
         let start = Date()
         let inspect = try CLI.run(["inspect", path, "--json"])
         #expect(inspect.exitCode == 0, "\(inspect.stderr.prefix(300))")
         #expect(inspect.json["settings"] as? Int == 1 && inspect.json["attachments"] as? Int == 1)
         #expect(Date().timeIntervalSince(start) < 20, "a hang guard: the read took \(Date().timeIntervalSince(start)) s")
+        // A settings key and an attachment name are names, at most 1 KiB: refused, as quickly.
+        for (settings, attachments) in [([(key, "true")], []), ([], [(key, [UInt8(1)])])] {
+            let named = try Self.archive(dir, "named-\(settings.count).json", settings: settings, attachments: attachments)
+            let refusedStart = Date()
+            let refused = try CLI.run(["inspect", named])
+            #expect(refused.exitCode == 1 && refused.stderr.contains("is longer than the limit of \(ArchiveLimits.maxNameBytes) bytes")
+                    && refused.stderr.utf8.count < 2_000, "\(refused.stderr.prefix(300))")
+            #expect(Date().timeIntervalSince(refusedStart) < 20, "a hang guard")
+        }
 
         // An Android enum NAME is looked up in the port's maps: a long one is an unknown NAME.
         let android = dir.file("android.json")
@@ -117,7 +130,7 @@ struct KeysAndSizesTests {
         try Self.edit(android, #""stateRaw": "CONNECTED""#, #""stateRaw": "\#(key)""#)
         let androidStart = Date()
         let inspected = try CLI.run(["inspect", android])
-        #expect(inspected.exitCode == 0 && inspected.stderr.contains("devices.stateRaw"), "\(inspected.stderr.prefix(300))")
+        #expect(inspected.exitCode == 0 && inspected.stderr.contains("have no app value") && inspected.stderr.utf8.count < 10_000, "\(inspected.stderr.prefix(300))")
         #expect(Date().timeIntervalSince(androidStart) < 20, "a hang guard")
     }
 
@@ -252,10 +265,10 @@ struct KeysAndSizesTests {
 
     // MARK: - Our own archives pass our own guards
 
-    @Test("an 8 MiB all-zero attachment exports to an archive the default inflate-ratio guard accepts, and it round-trips")
+    @Test("an all-zero attachment of the largest size exports to an archive the default inflate-ratio guard accepts, and it round-trips")
     func zeroAttachment() throws {
         let dir = TemporaryDirectory()
-        let zeros = [UInt8](repeating: 0, count: 8 << 20)
+        let zeros = [UInt8](repeating: 0, count: ArchiveLimits.standard.maxBase64PayloadBytes)
         let path = try Self.archive(dir, "zeros.json", attachments: [("zeros.bin", zeros)])
         let store = dir.file("store")
         #expect(try CLI.run(["import", path, "--store", store, "--no-backfill"]).exitCode == 0)

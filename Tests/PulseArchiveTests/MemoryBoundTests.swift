@@ -85,9 +85,10 @@ struct MemoryBoundTests {
         object["attachments"] = .array([.object(["file": .string("large.jpg"), "base64": .string(String(decoding: encoded, as: UTF8.self))])])
         try expectBounded(write(object, "attachment.json", in: dir), exitCode: 0, in: dir, "attachment")
 
-        // The most values a document can hold: a flat array of zeros filling the whole-value limit.
+        // About the most values a document can hold: a flat array of zeros, 1.5 MB compact and
+        // about 5 MB as the app's indented file, which must fit the 6 MiB a file can carry.
         object = try Seeds.appObject()
-        let zeros = JSONNode.array(Array(repeating: .number("0"), count: (Self.limits.maxWholeValueBytes - 200) / 2))
+        let zeros = JSONNode.array(Array(repeating: .number("0"), count: Self.limits.maxBase64PayloadBytes / 8))
         object["documents"] = .array([.object(["path": .string("Splits/01J0000000000000000000000A.json"),
                                                "document": .object(["schemaVersion": .number("3"), "x": zeros])])])
         object["documentStubs"] = .array([])
@@ -194,7 +195,8 @@ struct MemoryBoundTests {
         let dir = TemporaryDirectory()
         var android = try Seeds.androidObject()
         try ClosureArchives.set(&android, "mealEntries", "name", .string(String(repeating: "/", count: Self.limits.maxWholeValueBytes * 2 / 3)))
-        let file = write(android, "meal.json", in: dir)
+        // As the port writes it: `/` unescaped (our writer, as the app, writes `\/`).
+        let file = dir.write("meal.json", JSONNode.object(android).compactText.replacingOccurrences(of: "\\/", with: "/"))
         let imported = try CLI.run(["import", file, "--store", dir.file("s")])
         #expect(imported.exitCode == 1 && imported.stderr.contains("mealEntries[0] (as written back)") && !FileManager.default.fileExists(atPath: dir.file("s")), "\(imported.stderr.prefix(400))")
         let raised = try CLI.run(["import", file, "--store", dir.file("s"), "--max-object-size", "\(8 << 20)", "--no-backfill"])
