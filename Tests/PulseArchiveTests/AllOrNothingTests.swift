@@ -37,6 +37,25 @@ struct AllOrNothingTests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("new-store")))
     }
 
+    @Test("two imports into one new store, started together 40 times: one restores, the other is refused, and the store is always there")
+    func concurrentImportsIntoNewStore() throws {
+        let dir = TemporaryDirectory()
+        for run in 0..<40 {
+            let store = dir.file("new\(run)")
+            let imports = (0..<2).map { _ in CLI.process(["import", Repository.sampleFormat1, "--store", store, "--no-backfill", "-q"]) }
+            for process in imports {
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+            }
+            for process in imports { process.waitUntilExit() }
+            let codes = imports.map(\.terminationStatus).sorted()
+            // The one refused as busy removed the store under the one restoring it.
+            #expect(codes == [0, 1], "run \(run): exit codes \(codes)")
+            #expect(FileManager.default.fileExists(atPath: store + "/pulse.sqlite"), "run \(run): the store is gone")
+        }
+    }
+
     @Test("a store path that is a file is refused with a message that says so, and the file is left as it was")
     func storePathIsAFile() throws {
         let dir = TemporaryDirectory()
