@@ -5,6 +5,7 @@
 /// it does not apply them, until `read` returns.
 public protocol ArchiveVisitor {
     mutating func beginTable(_ table: ArchiveTable) throws
+    /// Every visitor implements it (no default): one that forgot would drop every row silently.
     mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws
     /// A row with its JSON text as the file has it, when the read keeps row text
     /// (`ArchiveReader.keepsRowText`); by default the text is dropped.
@@ -23,7 +24,6 @@ public protocol ArchiveVisitor {
 
 extension ArchiveVisitor {
     public mutating func beginTable(_ table: ArchiveTable) throws {}
-    public mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {}
     public mutating func visit(row: ArchiveRow, text: ArraySlice<UInt8>, at index: Int, of table: ArchiveTable) throws {
         try visit(row: row, at: index, of: table)
     }
@@ -67,6 +67,7 @@ public final class ProblemSink {
 /// A visitor that only lets the reader check every value.
 public struct DiscardingVisitor: ArchiveVisitor {
     public init() {}
+    public mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {}
 }
 
 /// Something worth telling the user that does not stop the read.
