@@ -8,9 +8,9 @@ enum ArchiveSniffer {
         guard n > 0 else { throw ArchiveError.notAnArchive("the file \(name) is empty") }
         if n >= 2, head[0] == 0x1F, head[1] == 0x8B { return .gzip }
         var i = 0
-        if n >= 3, head[0] == 0xEF, head[1] == 0xBB, head[2] == 0xBF { i = 3 }
-        while i < n, [0x20, 0x0A, 0x0D, 0x09].contains(head[i]) { i += 1 }
-        if i < n, head[i] == 0x7B { return .plainJSON }
+        if n >= 3, head[0] == JSONByte.byteOrderMark[0], head[1] == JSONByte.byteOrderMark[1], head[2] == JSONByte.byteOrderMark[2] { i = 3 }
+        while i < n, JSONByte.isWhitespace(head[i]) { i += 1 }
+        if i < n, head[i] == JSONByte.openBrace { return .plainJSON }
         throw ArchiveError.notAnArchive("\(name) is neither gzip nor a JSON object")
     }
 }

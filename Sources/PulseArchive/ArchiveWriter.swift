@@ -108,15 +108,15 @@ public enum ArchiveWriter {
             sections = (envelope + sections).sorted { utf8Precedes($0.0, $1.0) }
         }
 
-        out.byte(0x7B)
+        out.byte(JSONByte.openBrace)
         for (index, (key, section)) in sections.enumerated() {
-            if index > 0 { out.byte(0x2C) }
+            if index > 0 { out.byte(JSONByte.comma) }
             out.key(Array(key.utf8))
             switch section {
             case .appVersion:
                 out.string(options.appVersion)
             case .counts:
-                try writeElements(to: out, open: 0x7B, close: 0x7D) { element in
+                try writeElements(to: out, open: JSONByte.openBrace, close: JSONByte.closeBrace) { element in
                     for key in counts.keys.sorted(by: utf8Precedes) {
                         try element { _ in
                             out.key(Array(key.utf8))
@@ -138,27 +138,27 @@ public enum ArchiveWriter {
                     throw ArchiveError(.io, "\(table.key) changed while it was exported (\(counts[table.key]!) rows counted, \(written) written)")
                 }
             case .settings:
-                try writeElements(to: out, open: 0x7B, close: 0x7D) { element in
+                try writeElements(to: out, open: JSONByte.openBrace, close: JSONByte.closeBrace) { element in
                     try content.forEachSetting { key, value in
                         try SettingsBlob.check(key: key, value: value, limits: limits)
                         try element { _ in out.key(Array(key.utf8)); out.string(value) }
                     }
                 }
             case .attachments:
-                try writeElements(to: out, open: 0x5B, close: 0x5D) { element in
+                try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
                     try content.forEachAttachment { name, contents in
                         try AttachmentName.validate(name)
                         try limits.checkBase64Payload(contents.count, "attachments: \(name.debugDescription)")
                         try element { _ in
-                            out.byte(0x7B)
-                            out.key(Array("base64".utf8)); out.base64(contents); out.byte(0x2C)
+                            out.byte(JSONByte.openBrace)
+                            out.key(Array("base64".utf8)); out.base64(contents); out.byte(JSONByte.comma)
                             out.key(Array("file".utf8)); out.string(name)
-                            out.byte(0x7D)
+                            out.byte(JSONByte.closeBrace)
                         }
                     }
                 }
             case .documents(let stubs):
-                try writeElements(to: out, open: 0x5B, close: 0x5D) { element in
+                try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
                     try content.forEachDocument(stubs: stubs) { path, document, original in
                         if let original {
                             try limits.checkBase64Payload(original.count, "documents: \(path.path)")
@@ -166,18 +166,18 @@ public enum ArchiveWriter {
                             try limits.checkWholeValue(original.count, "documents: \(path.path) (its own bytes)")
                         }
                         try element { _ in
-                            out.byte(0x7B)
+                            out.byte(JSONByte.openBrace)
                             if let original {
-                                out.key(Array("base64".utf8)); out.base64(original); out.byte(0x2C)
+                                out.key(Array("base64".utf8)); out.base64(original); out.byte(JSONByte.comma)
                             }
-                            out.key(Array("document".utf8)); try out.wholeValue(document, limits: limits, "documents: \(path.path)"); out.byte(0x2C)
+                            out.key(Array("document".utf8)); try out.wholeValue(document, limits: limits, "documents: \(path.path)"); out.byte(JSONByte.comma)
                             out.key(Array("path".utf8)); out.string(path.path)
-                            out.byte(0x7D)
+                            out.byte(JSONByte.closeBrace)
                         }
                     }
                 }
             case .extensionTable(let table):
-                let written = try writeElements(to: out, open: 0x5B, close: 0x5D) { element in
+                let written = try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
                     try content.forEachExtensionRow(table) { row in
                         try element { index in try out.wholeValue(row, limits: limits, "\(table.rawValue)[\(index)]") }
                     }
@@ -186,20 +186,20 @@ public enum ArchiveWriter {
                     throw ArchiveError(.io, "\(table.rawValue) changed while it was exported")
                 }
             case .documentFiles:
-                try writeElements(to: out, open: 0x5B, close: 0x5D) { element in
+                try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
                     try content.forEachDocumentFile { path, contents in
                         try limits.checkBase64Payload(contents.count, "documents: \(path.path)")
                         try element { _ in
-                            out.byte(0x7B)
-                            out.key(Array("base64".utf8)); out.base64(contents); out.byte(0x2C)
+                            out.byte(JSONByte.openBrace)
+                            out.key(Array("base64".utf8)); out.base64(contents); out.byte(JSONByte.comma)
                             out.key(Array("path".utf8)); out.string(path.path)
-                            out.byte(0x7D)
+                            out.byte(JSONByte.closeBrace)
                         }
                     }
                 }
             }
         }
-        out.byte(0x7D)
+        out.byte(JSONByte.closeBrace)
         try out.flush()
         try sink.finish()
         return counts
@@ -209,7 +209,7 @@ public enum ArchiveWriter {
                                   progress: (Int) -> Void) throws -> Int {
         let encoding = RowEncoding(table: table, limits: limits)
         var written = 0
-        try writeElements(to: out, open: 0x5B, close: 0x5D) { element in
+        try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
             try content.forEachRow(of: table) { row in
                 try element { index in try out.appending { try encoding.append(row, index: index, to: &$0) } }
                 written += 1
@@ -229,7 +229,7 @@ public enum ArchiveWriter {
         out.byte(open)
         var written = 0
         try elements { write in
-            if written > 0 { out.byte(0x2C) }
+            if written > 0 { out.byte(JSONByte.comma) }
             try write(written)
             written += 1
             try out.flushIfFull()

@@ -3,14 +3,14 @@ import Foundation
 // The settings, the attachments, and the entry objects they and the documents share.
 extension EnvelopeParser {
     mutating func readSettings<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
-        try requireKind(0x7B, "an object", at: "settings", depth: 1)
-        try scanner.expect(0x7B, "'{'")
+        try requireKind(.object, "an object", at: "settings", depth: 1)
+        try scanner.expect(JSONByte.openBrace, "'{'")
         try scanner.checkDepth(2)
-        if try scanner.consumeIfClosing(0x7D) { return }
+        if try scanner.consumeIfClosing(JSONByte.closeBrace) { return }
         var keys = Set<ByteKey>()
         repeat {
             let name = try scanner.readString(scratch: &scratch)
-            try scanner.expect(0x3A, "':'")
+            try scanner.expect(JSONByte.colon, "':'")
             try problems.recovering {
                 let value = try readStringValue(at: "settings.\(name)", depth: 2)
                 guard keys.insert(ByteKey(name)).inserted else {
@@ -20,21 +20,21 @@ extension EnvelopeParser {
                 try visitor.visitSetting(key: name, value: value)
                 summary.settingsCount += 1
             }
-        } while try scanner.continues(closer: 0x7D)
+        } while try scanner.continues(closer: JSONByte.closeBrace)
     }
 
     /// Reads the members of one entry object of `attachments` or a document array; a member
     /// whose value does not fit is consumed and its problem returned with the others.
     private mutating func readEntry(at location: String, _ member: (inout EnvelopeParser, String) throws -> Void) throws -> [ArchiveError] {
         var entryProblems: [ArchiveError] = []
-        try requireKind(0x7B, "an object", at: location, depth: 2)
-        try scanner.expect(0x7B, "'{'")
+        try requireKind(.object, "an object", at: location, depth: 2)
+        try scanner.expect(JSONByte.openBrace, "'{'")
         try scanner.checkDepth(3)
         var members = Set<ByteKey>()
-        if try !scanner.consumeIfClosing(0x7D) {
+        if try !scanner.consumeIfClosing(JSONByte.closeBrace) {
             repeat {
                 let key = try scanner.readString(scratch: &scratch)
-                try scanner.expect(0x3A, "':'")
+                try scanner.expect(JSONByte.colon, "':'")
                 // As in a row, a member given twice is refused, not "the last one wins".
                 guard members.insert(ByteKey(key)).inserted else {
                     try scanner.skipValue(depth: 3)
@@ -46,13 +46,13 @@ extension EnvelopeParser {
                 } catch let error as ArchiveError where error.isRecoverable {
                     entryProblems.append(error)
                 }
-            } while try scanner.continues(closer: 0x7D)
+            } while try scanner.continues(closer: JSONByte.closeBrace)
         }
         return entryProblems
     }
 
     mutating func readBase64(at location: String) throws -> [UInt8] {
-        try requireKind(0x22, "a string", at: location, depth: 3)
+        try requireKind(.string, "a string", at: location, depth: 3)
         try scanner.readStringBytes(into: &scratch)
         // Decoded straight from the scanner's bytes: through `Data` it took three more copies of
         // the largest value an archive holds.

@@ -19,7 +19,7 @@ extension EnvelopeParser {
                     case "path":
                         pathText = try parser.readStringValue(at: "\(location).path", depth: 3)
                     case "document" where key != "documentFiles":
-                        try parser.requireKind(0x7B, "an object", at: "\(location).document", depth: 3)
+                        try parser.requireKind(.object, "an object", at: "\(location).document", depth: 3)
                         document = try JSONNode.readWhole(parser.scanner, depth: 3, location: "\(location).document")
                     case "base64":
                         bytes = try parser.readBase64(at: "\(location).base64")

@@ -36,11 +36,11 @@ struct EnvelopeParser {
 
     mutating func readEnvelope<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
         try scanner.skipByteOrderMark()
-        try scanner.expect(0x7B, "'{' to open the archive object")
-        if try !scanner.consumeIfClosing(0x7D) {
+        try scanner.expect(JSONByte.openBrace, "'{' to open the archive object")
+        if try !scanner.consumeIfClosing(JSONByte.closeBrace) {
             repeat {
                 let key = try scanner.readString(scratch: &scratch)
-                try scanner.expect(0x3A, "':'")
+                try scanner.expect(JSONByte.colon, "':'")
                 guard keysSeen.insert(ByteKey(key)).inserted else {
                     throw ArchiveError.notAnArchive("the top-level key \(ShownText.quoted(key)) appears twice")
                 }
@@ -51,7 +51,7 @@ struct EnvelopeParser {
                 } else {
                     try skipUnknownTopLevel(key)
                 }
-            } while try scanner.continues(closer: 0x7D)
+            } while try scanner.continues(closer: JSONByte.closeBrace)
         }
         try scanner.expectEnd()
         guard sawFormatVersion else { throw ArchiveError.notAnArchive("missing formatVersion") }
@@ -123,7 +123,7 @@ struct EnvelopeParser {
             try readFormatVersion()
         case "exportedAt":
             guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
-            let isNumber = c == 0x2D || (c >= 0x30 && c <= 0x39)
+            let isNumber = JSONByte.startsNumber(c)
             if dialect == nil { dialect = isNumber ? .android : .ios }
             if isNumber {
                 try problems.recovering {
@@ -160,7 +160,7 @@ struct EnvelopeParser {
     }
 
     private mutating func readFormatVersion() throws {
-        guard let c = try scanner.peek(), c == 0x2D || (c >= 0x30 && c <= 0x39) else {
+        guard let c = try scanner.peek(), JSONByte.startsNumber(c) else {
             throw ArchiveError.notAnArchive("missing formatVersion (it is not an integer)")
         }
         try scanner.readNumberLiteral(into: &scratch)
@@ -178,14 +178,14 @@ struct EnvelopeParser {
     // MARK: - Envelope values
 
     mutating func readStringValue(at location: String, depth: Int) throws -> String {
-        try requireKind(0x22, "a string", at: location, depth: depth)
+        try requireKind(.string, "a string", at: location, depth: depth)
         try scanner.readStringBytes(into: &scratch)
         guard let text = String(validating: scratch, as: UTF8.self) else { throw invalid(location, "the string is not valid UTF-8") }
         return text
     }
 
     private mutating func readDate(at location: String, depth: Int) throws -> Int64 {
-        try requireKind(0x22, "a date string", at: location, depth: depth)
+        try requireKind(.string, "a date string", at: location, depth: depth)
         try scanner.readStringBytes(into: &scratch)
         guard let millis = scratch.withUnsafeBufferPointer({ ArchiveDate.parse($0) }) else {
             throw invalid(location, "unrecognized date \(ValueParsing.quoted(scratch))")
@@ -195,15 +195,15 @@ struct EnvelopeParser {
     }
 
     private mutating func readCounts() throws {
-        try requireKind(0x7B, "an object", at: "counts", depth: 1)
-        try scanner.expect(0x7B, "'{'")
+        try requireKind(.object, "an object", at: "counts", depth: 1)
+        try scanner.expect(JSONByte.openBrace, "'{'")
         try scanner.checkDepth(2)
-        if try scanner.consumeIfClosing(0x7D) { return }
+        if try scanner.consumeIfClosing(JSONByte.closeBrace) { return }
         repeat {
             let name = ByteKey(try scanner.readString(scratch: &scratch))
-            try scanner.expect(0x3A, "':'")
+            try scanner.expect(JSONByte.colon, "':'")
             try problems.recovering {
-                try requireKind(0x30, "an integer", at: "counts.\(name)", depth: 2)
+                try requireKind(.number, "an integer", at: "counts.\(name)", depth: 2)
                 try scanner.readNumberLiteral(into: &scratch)
                 guard let count = ArchiveNumber.integer(scratch) else {
                     throw invalid("counts.\(name)", "\(String(decoding: scratch, as: UTF8.self)) is not a 64-bit integer")
@@ -213,22 +213,22 @@ struct EnvelopeParser {
                 }
                 summary.declaredCounts[name] = count
             }
-        } while try scanner.continues(closer: 0x7D)
+        } while try scanner.continues(closer: JSONByte.closeBrace)
     }
 
     /// Reads one top-level array, handing each element's index to `element`.
     /// - Returns: the number of elements.
     @discardableResult
     mutating func readArray(at key: String, _ element: (inout EnvelopeParser, Int) throws -> Void) throws -> Int {
-        try requireKind(0x5B, "an array", at: key, depth: 1)
-        try scanner.expect(0x5B, "'['")
+        try requireKind(.array, "an array", at: key, depth: 1)
+        try scanner.expect(JSONByte.openBracket, "'['")
         try scanner.checkDepth(2)
         var count = 0
-        if try !scanner.consumeIfClosing(0x5D) {
+        if try !scanner.consumeIfClosing(JSONByte.closeBracket) {
             repeat {
                 try element(&self, count)
                 count += 1
-            } while try scanner.continues(closer: 0x5D)
+            } while try scanner.continues(closer: JSONByte.closeBracket)
         }
         return count
     }
@@ -242,10 +242,9 @@ struct EnvelopeParser {
     // MARK: - Helpers
 
     /// Checks the next value's JSON type; on a mismatch the value is skipped, then reported.
-    func requireKind(_ opener: UInt8, _ expected: String, at location: String, depth: Int) throws {
+    func requireKind(_ kind: JSONValueStart, _ expected: String, at location: String, depth: Int) throws {
         guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
-        let matches = opener == 0x30 ? (c == 0x2D || (c >= 0x30 && c <= 0x39)) : c == opener
-        if !matches {
+        if !kind.matches(c) {
             try scanner.skipValue(depth: depth)
             throw invalid(location, "expected \(expected), found \(ValueParsing.jsonKind(c))")
         }
@@ -263,13 +262,13 @@ struct EnvelopeParser {
         var version: Int64?
         var dialect: ArchiveDialect?
         try scanner.skipByteOrderMark()
-        try scanner.expect(0x7B, "'{'")
-        if try scanner.consumeIfClosing(0x7D) { return (nil, nil) }
+        try scanner.expect(JSONByte.openBrace, "'{'")
+        if try scanner.consumeIfClosing(JSONByte.closeBrace) { return (nil, nil) }
         repeat {
             let key = try scanner.readString(scratch: &scratch)
-            try scanner.expect(0x3A, "':'")
+            try scanner.expect(JSONByte.colon, "':'")
             let c = try scanner.peek()
-            let isNumber = c.map { $0 == 0x2D || ($0 >= 0x30 && $0 <= 0x39) } ?? false
+            let isNumber = c.map { JSONByte.startsNumber($0) } ?? false
             if key == "formatVersion", isNumber {
                 try scanner.readNumberLiteral(into: &scratch)
                 version = ArchiveNumber.integer(scratch)
@@ -282,7 +281,7 @@ struct EnvelopeParser {
             } else {
                 try scanner.skipValue(depth: 1)
             }
-        } while try scanner.continues(closer: 0x7D)
+        } while try scanner.continues(closer: JSONByte.closeBrace)
         return (version, dialect)
     }
 }

@@ -24,7 +24,7 @@ struct RowEncoding {
         members = table.sortedFieldIndices.map { i in
             let start = prefixes.count
             JSONText.appendString(table.fields[i].name, to: &prefixes)
-            prefixes.append(0x3A)
+            prefixes.append(JSONByte.colon)
             return Member(field: i, isOptional: table.fields[i].isOptional, prefix: start..<prefixes.count)
         }
         self.prefixes = prefixes
@@ -35,7 +35,7 @@ struct RowEncoding {
     ///   finite), naming the row and field: an export refuses rather than write a file that
     ///   cannot be imported.
     func append(_ row: ArchiveRow, index: Int, to out: inout [UInt8]) throws {
-        out.append(0x7B)
+        out.append(JSONByte.openBrace)
         var first = true
         try prefixes.withUnsafeBufferPointer { prefixes in
             for member in members {
@@ -44,7 +44,7 @@ struct RowEncoding {
                     if member.isOptional { continue }
                     throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: the required field \"\(table.fields[member.field].name)\" has no value")
                 }
-                if !first { out.append(0x2C) }
+                if !first { out.append(JSONByte.comma) }
                 first = false
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: prefixes[member.prefix]))
                 switch value {
@@ -66,7 +66,7 @@ struct RowEncoding {
                 }
             }
         }
-        out.append(0x7D)
+        out.append(JSONByte.closeBrace)
     }
 
     private func unwritable(_ field: Int, _ index: Int, _ problem: String) -> ArchiveError {
