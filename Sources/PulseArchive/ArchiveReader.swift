@@ -12,8 +12,6 @@ public struct ArchiveReader {
     public let path: String
     /// The archive's bytes when it is read from memory (`init(bytes:)`), else nil.
     private let bytes: [UInt8]?
-    /// A stream of plain JSON to read once (`init(plainJSON:)`), else nil.
-    private let stream: ByteSource?
     public var limits: ArchiveLimits
     /// Called every few thousand rows, for a progress display.
     public var progress: ((ReadProgress) -> Void)?
@@ -29,25 +27,14 @@ public struct ArchiveReader {
     public init(path: String, limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) {
         self.path = path
         self.bytes = nil
-        self.stream = nil
         self.limits = limits
         self.progress = progress
-    }
-
-    /// Reads plain JSON from a stream that can be read only once (a pipe from a writer).
-    public init(plainJSON stream: ByteSource, name: String, limits: ArchiveLimits = .standard) {
-        self.path = name
-        self.bytes = nil
-        self.stream = stream
-        self.limits = limits
-        self.progress = nil
     }
 
     /// Reads an archive held in memory (tests, fuzzing); messages call it `name`.
     public init(bytes: [UInt8], name: String = "<memory>", limits: ArchiveLimits = .standard) {
         self.path = name
         self.bytes = bytes
-        self.stream = nil
         self.limits = limits
         self.progress = nil
     }
@@ -122,11 +109,7 @@ public struct ArchiveReader {
         let raw: ByteSource
         let kind: ArchiveSniffer.Kind
         let size: Int64
-        if let stream {
-            kind = .plainJSON
-            raw = stream
-            size = 0
-        } else if let bytes {
+        if let bytes {
             kind = try ArchiveSniffer.sniff(Array(bytes.prefix(4096)), name: path)
             raw = MemorySource(bytes)
             size = Int64(bytes.count)
