@@ -114,7 +114,7 @@ public struct ArchiveReader {
             raw = MemorySource(bytes)
             size = Int64(bytes.count)
         } else {
-            let file = try SystemFile.openForReading(path)
+            let file = try ArchiveFile(path)
             var head = [UInt8](repeating: 0, count: 4096)
             let n = try head.withUnsafeMutableBytes { try file.read(into: $0) }
             kind = try ArchiveSniffer.sniff(Array(head[0..<n]), name: path)
