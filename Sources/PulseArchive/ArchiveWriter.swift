@@ -1,65 +1,6 @@
 import Foundation
 import PulseSystem
 
-/// What an archive is written from: a store, or generated data. Each method streams.
-public protocol ArchiveContent {
-    /// The number of rows `forEachRow` will deliver for `table`.
-    func rowCount(of table: ArchiveTable) throws -> Int
-    func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws
-    /// Settings in key order (UTF-8 bytes).
-    func forEachSetting(_ body: (_ key: String, _ value: String) throws -> Void) throws
-    /// Attachments in name order (UTF-8 bytes).
-    func forEachAttachment(_ body: (_ name: String, _ contents: [UInt8]) throws -> Void) throws
-    /// True when the archive carries the document tree (then all three keys are written).
-    var hasDocuments: Bool { get }
-    /// Documents (`stubs` false) or stubs, each with its original bytes when those are not its
-    /// canonical encoding.
-    func forEachDocument(stubs: Bool, _ body: (_ path: DocumentPath, _ document: JSONNode, _ originalBytes: [UInt8]?) throws -> Void) throws
-    /// Files of the tree that are not JSON objects.
-    func forEachDocumentFile(_ body: (_ path: DocumentPath, _ contents: [UInt8]) throws -> Void) throws
-    /// Rows of an extension table (written only when there are some).
-    func extensionRowCount(_ table: ExtensionTable) throws -> Int
-    func forEachExtensionRow(_ table: ExtensionTable, _ body: (_ row: JSONNode) throws -> Void) throws
-}
-
-extension ArchiveContent {
-    public var hasDocuments: Bool { false }
-    public func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {}
-    public func forEachDocumentFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {}
-    public func extensionRowCount(_ table: ExtensionTable) throws -> Int { 0 }
-    public func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {}
-}
-
-/// How to write an archive.
-public struct ArchiveWriterOptions: Sendable {
-    /// 2 (default) writes every table; 1 leaves out `readinessDailies`, which apps on the
-    /// format-1 line cannot import.
-    public var formatVersion: Int64
-    public var appVersion: String
-    /// Milliseconds since 1970.
-    public var exportedAt: Int64
-    /// Puts `appVersion`, `counts`, `exportedAt` and `formatVersion` before the tables so a
-    /// reader learns the version early (our files). False sorts every key, as the app does.
-    public var envelopeKeysFirst: Bool
-    /// The limits of the reader that will read the archive back: a value past one is refused,
-    /// named, before anything is written.
-    public var limits: ArchiveLimits
-
-    public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64,
-                envelopeKeysFirst: Bool = true, limits: ArchiveLimits = .standard) {
-        self.formatVersion = formatVersion
-        self.appVersion = appVersion
-        self.exportedAt = exportedAt
-        self.envelopeKeysFirst = envelopeKeysFirst
-        self.limits = limits
-    }
-
-    /// The tables this format version carries.
-    public var tables: [ArchiveTable] {
-        formatVersion >= 2 ? ArchiveTable.all : ArchiveTable.all.filter { $0 != .readinessDailies }
-    }
-}
-
 /// Writes an archive in the app's dialect, one row at a time.
 ///
 /// The envelope's small keys come first (`appVersion`, `counts`, `exportedAt`,
@@ -108,21 +49,22 @@ public enum ArchiveWriter {
             sections = (envelope + sections).sorted { utf8Precedes($0.0, $1.0) }
         }
 
-        out.byte(0x7B)
+        out.byte(JSONByte.openBrace)
         for (index, (key, section)) in sections.enumerated() {
-            if index > 0 { out.byte(0x2C) }
+            if index > 0 { out.byte(JSONByte.comma) }
             out.key(Array(key.utf8))
             switch section {
             case .appVersion:
                 out.string(options.appVersion)
             case .counts:
-                out.byte(0x7B)
-                for (i, key) in counts.keys.sorted(by: utf8Precedes).enumerated() {
-                    if i > 0 { out.byte(0x2C) }
-                    out.key(Array(key.utf8))
-                    out.int(Int64(counts[key]!))
+                try writeElements(to: out, open: JSONByte.openBrace, close: JSONByte.closeBrace) { element in
+                    for key in counts.keys.sorted(by: utf8Precedes) {
+                        try element { _ in
+                            out.key(Array(key.utf8))
+                            out.int(Int64(counts[key]!))
+                        }
+                    }
                 }
-                out.byte(0x7D)
             case .exportedAt:
                 try out.date(options.exportedAt)
             case .formatVersion:
@@ -137,82 +79,68 @@ public enum ArchiveWriter {
                     throw ArchiveError(.io, "\(table.key) changed while it was exported (\(counts[table.key]!) rows counted, \(written) written)")
                 }
             case .settings:
-                out.byte(0x7B)
-                var first = true
-                try content.forEachSetting { key, value in
-                    try SettingsBlob.check(key: key, value: value, limits: limits)
-                    if !first { out.byte(0x2C) }
-                    first = false
-                    out.key(Array(key.utf8)); out.string(value)
-                    try out.flushIfFull()
+                try writeElements(to: out, open: JSONByte.openBrace, close: JSONByte.closeBrace) { element in
+                    try content.forEachSetting { key, value in
+                        try SettingsBlob.check(key: key, value: value, limits: limits)
+                        try element { _ in out.key(Array(key.utf8)); out.string(value) }
+                    }
                 }
-                out.byte(0x7D)
             case .attachments:
-                out.byte(0x5B)
-                var first = true
-                try content.forEachAttachment { name, contents in
-                    try AttachmentName.validate(name)
-                    try limits.checkBase64Payload(contents.count, "attachments: \(name.debugDescription)")
-                    if !first { out.byte(0x2C) }
-                    first = false
-                    out.byte(0x7B)
-                    out.key(Array("base64".utf8)); out.base64(contents); out.byte(0x2C)
-                    out.key(Array("file".utf8)); out.string(name)
-                    out.byte(0x7D)
-                    try out.flushIfFull()
+                try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
+                    try content.forEachAttachment { name, contents in
+                        try AttachmentName.validate(name)
+                        try limits.checkBase64Payload(contents.count, "attachments: \(name.debugDescription)")
+                        try element { _ in
+                            out.byte(JSONByte.openBrace)
+                            out.key(Array("base64".utf8)); out.base64(contents); out.byte(JSONByte.comma)
+                            out.key(Array("file".utf8)); out.string(name)
+                            out.byte(JSONByte.closeBrace)
+                        }
+                    }
                 }
-                out.byte(0x5D)
             case .documents(let stubs):
-                out.byte(0x5B)
-                var first = true
-                try content.forEachDocument(stubs: stubs) { path, document, original in
-                    if let original {
-                        try limits.checkBase64Payload(original.count, "documents: \(path.path)")
-                        // The reader parses these bytes whole to compare them with the document.
-                        try limits.checkWholeValue(original.count, "documents: \(path.path) (its own bytes)")
+                try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
+                    try content.forEachDocument(stubs: stubs) { path, document, original in
+                        if let original {
+                            try limits.checkBase64Payload(original.count, "documents: \(path.path)")
+                            // The reader parses these bytes whole to compare them with the document.
+                            try limits.checkWholeValue(original.count, "documents: \(path.path) (its own bytes)")
+                        }
+                        try element { _ in
+                            out.byte(JSONByte.openBrace)
+                            if let original {
+                                out.key(Array("base64".utf8)); out.base64(original); out.byte(JSONByte.comma)
+                            }
+                            out.key(Array("document".utf8)); try out.wholeValue(document, limits: limits, "documents: \(path.path)"); out.byte(JSONByte.comma)
+                            out.key(Array("path".utf8)); out.string(path.path)
+                            out.byte(JSONByte.closeBrace)
+                        }
                     }
-                    if !first { out.byte(0x2C) }
-                    first = false
-                    out.byte(0x7B)
-                    if let original {
-                        out.key(Array("base64".utf8)); out.base64(original); out.byte(0x2C)
-                    }
-                    out.key(Array("document".utf8)); try out.wholeValue(document, limits: limits, "documents: \(path.path)"); out.byte(0x2C)
-                    out.key(Array("path".utf8)); out.string(path.path)
-                    out.byte(0x7D)
-                    try out.flushIfFull()
                 }
-                out.byte(0x5D)
             case .extensionTable(let table):
-                out.byte(0x5B)
-                var written = 0
-                try content.forEachExtensionRow(table) { row in
-                    if written > 0 { out.byte(0x2C) }
-                    try out.wholeValue(row, limits: limits, "\(table.rawValue)[\(written)]")
-                    written += 1
-                    try out.flushIfFull()
+                let written = try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
+                    try content.forEachExtensionRow(table) { row in
+                        try element { index in try out.wholeValue(row, limits: limits, "\(table.rawValue)[\(index)]") }
+                    }
                 }
-                out.byte(0x5D)
                 guard written == counts[table.rawValue] else {
                     throw ArchiveError(.io, "\(table.rawValue) changed while it was exported")
                 }
             case .documentFiles:
-                out.byte(0x5B)
-                var first = true
-                try content.forEachDocumentFile { path, contents in
-                    try limits.checkBase64Payload(contents.count, "documents: \(path.path)")
-                    if !first { out.byte(0x2C) }
-                    first = false
-                    out.byte(0x7B)
-                    out.key(Array("base64".utf8)); out.base64(contents); out.byte(0x2C)
-                    out.key(Array("path".utf8)); out.string(path.path)
-                    out.byte(0x7D)
-                    try out.flushIfFull()
+                try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
+                    try content.forEachDocumentFile { path, contents in
+                        try limits.checkBase64Payload(contents.count, "documents: \(path.path)")
+                        try element { _ in
+                            out.byte(JSONByte.openBrace)
+                            out.key(Array("base64".utf8)); out.base64(contents); out.byte(JSONByte.comma)
+                            out.key(Array("path".utf8)); out.string(path.path)
+                            out.byte(JSONByte.closeBrace)
+                        }
+                    }
                 }
-                out.byte(0x5D)
             }
         }
-        out.byte(0x7D)
+        out.byte(JSONByte.closeBrace)
         try out.flush()
         try sink.finish()
         return counts
@@ -222,90 +150,33 @@ public enum ArchiveWriter {
                                   progress: (Int) -> Void) throws -> Int {
         let encoding = RowEncoding(table: table, limits: limits)
         var written = 0
-        out.byte(0x5B)
-        try content.forEachRow(of: table) { row in
-            if written > 0 { out.byte(0x2C) }
-            try out.appending { try encoding.append(row, index: written, to: &$0) }
-            written += 1
-            progress(written)
-            try out.flushIfFull()
-        }
-        out.byte(0x5D)
-        return written
-    }
-}
-
-/// How the writer writes the rows of one table: objects with sorted keys, nil optionals
-/// omitted. The members' `"name":` prefixes are built once per table, not once per row.
-struct RowEncoding {
-    /// A field in the order it is written, with the `"name":` that starts its member.
-    private struct Member {
-        let field: Int
-        let isOptional: Bool
-        let prefix: Range<Int>
-    }
-
-    let table: ArchiveTable
-    /// The reader's limits: a string past `maxStringBytes` is refused, named, not written.
-    let limits: ArchiveLimits
-    private let members: [Member]
-    /// Every member's `"name":`, back to back.
-    private let prefixes: [UInt8]
-
-    init(table: ArchiveTable, limits: ArchiveLimits = .standard) {
-        self.table = table
-        self.limits = limits
-        var prefixes: [UInt8] = []
-        members = table.sortedFieldIndices.map { i in
-            let start = prefixes.count
-            JSONText.appendString(table.fields[i].name, to: &prefixes)
-            prefixes.append(0x3A)
-            return Member(field: i, isOptional: table.fields[i].isOptional, prefix: start..<prefixes.count)
-        }
-        self.prefixes = prefixes
-    }
-
-    /// - Throws: `ArchiveError` for a required field without a value, or a value the reader
-    ///   would refuse (a date outside `ArchiveDate.representable`, a double that is not
-    ///   finite), naming the row and field: an export refuses rather than write a file that
-    ///   cannot be imported.
-    func append(_ row: ArchiveRow, index: Int, to out: inout [UInt8]) throws {
-        out.append(0x7B)
-        var first = true
-        try prefixes.withUnsafeBufferPointer { prefixes in
-            for member in members {
-                let value = row.values[member.field]
-                if value.isNull {
-                    if member.isOptional { continue }
-                    throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: the required field \"\(table.fields[member.field].name)\" has no value")
-                }
-                if !first { out.append(0x2C) }
-                first = false
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: prefixes[member.prefix]))
-                switch value {
-                case .null: break
-                case .int(let v): ArchiveNumber.appendInteger(v, to: &out)
-                case .double(let v):
-                    if let problem = ArchiveNumber.problem(withDouble: v) { throw unwritable(member.field, index, problem) }
-                    ArchiveNumber.appendDouble(v, to: &out)
-                case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
-                case .string(let v):
-                    if v.utf8.count > limits.maxStringBytes {
-                        throw ArchiveError(.limitExceeded, "\(table.key)[\(index)].\(table.fields[member.field].name): cannot be exported: its \(v.utf8.count) bytes "
-                            + "pass the string limit of \(limits.maxStringBytes) bytes", table: table.key, limit: .stringBytes)
-                    }
-                    JSONText.appendString(v, to: &out)
-                case .date(let v):
-                    if let problem = ArchiveDate.problem(with: v) { throw unwritable(member.field, index, "date \(problem)") }
-                    try JSONText.appendDate(v, to: &out)
-                }
+        try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
+            try content.forEachRow(of: table) { row in
+                try element { index in try out.appending { try encoding.append(row, index: index, to: &$0) } }
+                written += 1
+                progress(written)
             }
         }
-        out.append(0x7D)
+        return written
     }
 
-    private func unwritable(_ field: Int, _ index: Int, _ problem: String) -> ArchiveError {
-        ArchiveError(.invalidValue, "\(table.key)[\(index)].\(table.fields[field].name): cannot be exported: \(problem)", table: table.key)
+    /// Writes one section's elements between `open` and `close`: `elements` calls the closure
+    /// it is given once per element, with what writes that element (given its index); a comma
+    /// goes before each element but the first, and the buffer is flushed when it is full.
+    /// - Returns: the number of elements written.
+    @discardableResult
+    private static func writeElements(to out: JSONOutput, open: UInt8, close: UInt8,
+                                      _ elements: (_ element: (_ write: (_ index: Int) throws -> Void) throws -> Void) throws -> Void) throws -> Int {
+        out.byte(open)
+        var written = 0
+        try elements { write in
+            if written > 0 { out.byte(JSONByte.comma) }
+            try write(written)
+            written += 1
+            try out.flushIfFull()
+        }
+        out.byte(close)
+        return written
     }
 }
 

@@ -107,34 +107,34 @@ public enum JSONNode: Sendable, Equatable, Hashable {
         var scratch: [UInt8] = []
         guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
         switch c {
-        case 0x7B:
+        case JSONByte.openBrace:
             scanner.advance()
             try scanner.checkDepth(depth + 1)
             var members: [ByteKey: JSONNode] = [:]
-            if try !scanner.consumeIfClosing(0x7D) {
+            if try !scanner.consumeIfClosing(JSONByte.closeBrace) {
                 repeat {
                     let key = ByteKey(try scanner.readString(scratch: &scratch))
-                    try scanner.expect(0x3A, "':'")
+                    try scanner.expect(JSONByte.colon, "':'")
                     guard members[key] == nil else {
                         throw ArchiveError(.invalidValue, "\(location()): the key \(key.text.debugDescription) appears twice in one object")
                     }
                     members[key] = try read(scanner, depth: depth + 1, location: location(), startedAt: start)
-                } while try scanner.continues(closer: 0x7D)
+                } while try scanner.continues(closer: JSONByte.closeBrace)
             }
             return .object(members)
-        case 0x5B:
+        case JSONByte.openBracket:
             scanner.advance()
             try scanner.checkDepth(depth + 1)
             var elements: [JSONNode] = []
-            if try !scanner.consumeIfClosing(0x5D) {
+            if try !scanner.consumeIfClosing(JSONByte.closeBracket) {
                 repeat {
                     elements.append(try read(scanner, depth: depth + 1, location: location(), startedAt: start))
-                } while try scanner.continues(closer: 0x5D)
+                } while try scanner.continues(closer: JSONByte.closeBracket)
             }
             return .array(elements)
-        case 0x22:
+        case JSONByte.quote:
             return .string(try scanner.readString(scratch: &scratch))
-        case 0x2D, 0x30...0x39:
+        case JSONByte.minus, JSONByte.digits:
             try scanner.readNumberLiteral(into: &scratch)
             return .number(String(decoding: scratch, as: UTF8.self))
         default:
@@ -166,21 +166,21 @@ public enum JSONNode: Sendable, Equatable, Hashable {
     func appendCompact(to out: inout [UInt8]) {
         switch self {
         case .object(let members):
-            out.append(0x7B)
+            out.append(JSONByte.openBrace)
             for (i, key) in members.keys.sorted().enumerated() {
-                if i > 0 { out.append(0x2C) }
+                if i > 0 { out.append(JSONByte.comma) }
                 JSONText.appendString(key.text, to: &out)
-                out.append(0x3A)
+                out.append(JSONByte.colon)
                 members[key]!.appendCompact(to: &out)
             }
-            out.append(0x7D)
+            out.append(JSONByte.closeBrace)
         case .array(let elements):
-            out.append(0x5B)
+            out.append(JSONByte.openBracket)
             for (i, element) in elements.enumerated() {
-                if i > 0 { out.append(0x2C) }
+                if i > 0 { out.append(JSONByte.comma) }
                 element.appendCompact(to: &out)
             }
-            out.append(0x5D)
+            out.append(JSONByte.closeBracket)
         case .string(let s): JSONText.appendString(s, to: &out)
         case .number(let literal): out.append(contentsOf: literal.utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)

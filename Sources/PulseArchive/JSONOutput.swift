@@ -45,10 +45,10 @@ final class JSONOutput {
 
     /// `"key":`
     func key(_ name: [UInt8]) {
-        buffer.append(0x22)
+        buffer.append(JSONByte.quote)
         JSONText.appendEscaped(name, to: &buffer)
-        buffer.append(0x22)
-        buffer.append(0x3A)
+        buffer.append(JSONByte.quote)
+        buffer.append(JSONByte.colon)
     }
 
     func string(_ text: String) {
@@ -78,9 +78,9 @@ final class JSONOutput {
 
     /// `"<base64 of bytes>"`, encoded straight into the buffer.
     func base64(_ bytes: [UInt8]) {
-        buffer.append(0x22)
+        buffer.append(JSONByte.quote)
         Base64.encode(bytes, appendingTo: &buffer)
-        buffer.append(0x22)
+        buffer.append(JSONByte.quote)
     }
 
     func date(_ millis: Int64) throws {

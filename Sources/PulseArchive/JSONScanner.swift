@@ -67,7 +67,7 @@ final class JSONScanner {
         while true {
             while position < end {
                 let c = buffer[position]
-                if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { position += 1 } else { return c }
+                if JSONByte.isWhitespace(c) { position += 1 } else { return c }
             }
             if try !refill() { return nil }
         }
@@ -76,7 +76,7 @@ final class JSONScanner {
     /// Skips a UTF-8 byte order mark at the very start.
     func skipByteOrderMark() throws {
         guard try refill(), offset == 0 else { return }
-        if end - position >= 3, buffer[position] == 0xEF, buffer[position + 1] == 0xBB, buffer[position + 2] == 0xBF {
+        if end - position >= 3, buffer[position] == JSONByte.byteOrderMark[0], buffer[position + 1] == JSONByte.byteOrderMark[1], buffer[position + 2] == JSONByte.byteOrderMark[2] {
             position += 3
         }
     }
@@ -117,7 +117,7 @@ final class JSONScanner {
     /// returns false.
     func continues(closer: UInt8) throws -> Bool {
         guard let c = try peek() else { throw unexpectedEnd() }
-        if c == 0x2C { position += 1; return true }
+        if c == JSONByte.comma { position += 1; return true }
         if c == closer { position += 1; return false }
         throw syntaxError("expected ',' or '\(Character(Unicode.Scalar(closer)))', found \(describe(c))")
     }
@@ -139,7 +139,7 @@ final class JSONScanner {
     /// Reads a string (the opening quote next) into `out`, escapes decoded, as raw UTF-8.
     func readStringBytes(into out: inout [UInt8]) throws {
         out.removeAll(keepingCapacity: true)
-        try expect(0x22, "a string")
+        try expect(JSONByte.quote, "a string")
         try readStringContent(into: &out)
     }
 
@@ -148,17 +148,17 @@ final class JSONScanner {
     /// archive) is handed over in place, without a copy; any other goes through `scratch`.
     /// `body` must not keep the pointer.
     func withString<T>(scratch: inout [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
-        try expect(0x22, "a string")
+        try expect(JSONByte.quote, "a string")
         var i = position
         while i < end {
             let c = buffer[i]
-            if c == 0x22 {
+            if c == JSONByte.quote {
                 let span = UnsafeBufferPointer(start: buffer + position, count: i - position)
                 if span.count > limits.maxStringBytes { throw stringTooLong() }
                 position = i + 1
                 return try body(span)
             }
-            if c == 0x5C || c < 0x20 { break }
+            if c == JSONByte.backslash || JSONByte.isControl(c) { break }
             i += 1
         }
         scratch.removeAll(keepingCapacity: true)
@@ -173,7 +173,7 @@ final class JSONScanner {
             var i = position
             while i < end {
                 let c = buffer[i]
-                if c == 0x22 || c == 0x5C || c < 0x20 { break }
+                if c == JSONByte.quote || c == JSONByte.backslash || JSONByte.isControl(c) { break }
                 i += 1
             }
             if i > position {
@@ -187,8 +187,8 @@ final class JSONScanner {
             }
             let c = buffer[position]
             position += 1
-            if c == 0x22 { return }
-            if c < 0x20 { throw syntaxError("unescaped control character \(describe(c)) in a string") }
+            if c == JSONByte.quote { return }
+            if JSONByte.isControl(c) { throw syntaxError("unescaped control character \(describe(c)) in a string") }
             try readEscape(into: &out)
             if out.count > limits.maxStringBytes { throw stringTooLong() }
         }
@@ -211,16 +211,16 @@ final class JSONScanner {
     private func readEscape(into out: inout [UInt8]) throws {
         let c = try nextRawByte()
         switch c {
-        case 0x22, 0x5C, 0x2F: out.append(c)
-        case 0x62: out.append(0x08)
-        case 0x66: out.append(0x0C)
-        case 0x6E: out.append(0x0A)
-        case 0x72: out.append(0x0D)
-        case 0x74: out.append(0x09)
-        case 0x75:
+        case JSONByte.quote, JSONByte.backslash, JSONByte.slash: out.append(c)
+        case UInt8(ascii: "b"): out.append(0x08)  // backspace
+        case UInt8(ascii: "f"): out.append(0x0C)  // form feed
+        case UInt8(ascii: "n"): out.append(JSONByte.lineFeed)
+        case UInt8(ascii: "r"): out.append(JSONByte.carriageReturn)
+        case UInt8(ascii: "t"): out.append(JSONByte.tab)
+        case UInt8(ascii: "u"):
             var scalar = try readHex4()
             if (0xD800...0xDBFF).contains(scalar) {
-                guard try nextRawByte() == 0x5C, try nextRawByte() == 0x75 else {
+                guard try nextRawByte() == JSONByte.backslash, try nextRawByte() == UInt8(ascii: "u") else {
                     throw syntaxError("a \\u escape holds a lone high surrogate, which is no Unicode character")
                 }
                 let low = try readHex4()
@@ -243,9 +243,9 @@ final class JSONScanner {
             let c = try nextRawByte()
             let digit: UInt32
             switch c {
-            case 0x30...0x39: digit = UInt32(c - 0x30)
-            case 0x41...0x46: digit = UInt32(c - 0x41 + 10)
-            case 0x61...0x66: digit = UInt32(c - 0x61 + 10)
+            case JSONByte.digits: digit = UInt32(c - JSONByte.zero)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
             default: throw syntaxError("invalid \\u escape: \(describe(c)) is not a hex digit")
             }
             value = value << 4 | digit
@@ -270,7 +270,8 @@ final class JSONScanner {
         func take() throws -> UInt8? {
             if position >= end, try !refill() { return nil }
             let c = buffer[position]
-            let isNumberByte = (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x2B || c == 0x2E || c == 0x45 || c == 0x65
+            let isNumberByte = JSONByte.digits.contains(c) || c == JSONByte.minus || c == JSONByte.plus || c == JSONByte.dot
+                || c == JSONByte.upperExponent || c == JSONByte.exponent
             guard isNumberByte else { return nil }
             position += 1
             out.append(c)
@@ -290,19 +291,19 @@ final class JSONScanner {
         var i = 0
         func digits() -> Int {
             let start = i
-            while i < s.count, s[i] >= 0x30, s[i] <= 0x39 { i += 1 }
+            while i < s.count, JSONByte.digits.contains(s[i]) { i += 1 }
             return i - start
         }
-        if i < s.count, s[i] == 0x2D { i += 1 }
+        if i < s.count, s[i] == JSONByte.minus { i += 1 }
         guard i < s.count else { return false }
-        if s[i] == 0x30 { i += 1 } else if digits() == 0 { return false }
-        if i < s.count, s[i] == 0x2E {
+        if s[i] == JSONByte.zero { i += 1 } else if digits() == 0 { return false }
+        if i < s.count, s[i] == JSONByte.dot {
             i += 1
             if digits() == 0 { return false }
         }
-        if i < s.count, s[i] == 0x45 || s[i] == 0x65 {
+        if i < s.count, s[i] == JSONByte.upperExponent || s[i] == JSONByte.exponent {
             i += 1
-            if i < s.count, s[i] == 0x2B || s[i] == 0x2D { i += 1 }
+            if i < s.count, s[i] == JSONByte.plus || s[i] == JSONByte.minus { i += 1 }
             if digits() == 0 { return false }
         }
         return i == s.count
@@ -313,9 +314,9 @@ final class JSONScanner {
         guard let c = try peek() else { throw unexpectedEnd() }
         let word: [UInt8], value: FieldValue
         switch c {
-        case 0x74: word = Array("true".utf8); value = .bool(true)
-        case 0x66: word = Array("false".utf8); value = .bool(false)
-        case 0x6E: word = Array("null".utf8); value = .null
+        case UInt8(ascii: "t"): word = Array("true".utf8); value = .bool(true)
+        case UInt8(ascii: "f"): word = Array("false".utf8); value = .bool(false)
+        case UInt8(ascii: "n"): word = Array("null".utf8); value = .null
         default: throw syntaxError("unexpected \(describe(c))")
         }
         for expected in word {
@@ -334,25 +335,25 @@ final class JSONScanner {
         while true {
             guard let c = try peek() else { throw unexpectedEnd() }
             switch c {
-            case 0x7B, 0x5B:  // { [
+            case JSONByte.openBrace, JSONByte.openBracket:
                 advance()
                 try checkDepth(depth + openObjects.count + 1)
-                let isObject = c == 0x7B
-                if try !consumeIfClosing(isObject ? 0x7D : 0x5D) {
+                let isObject = c == JSONByte.openBrace
+                if try !consumeIfClosing(isObject ? JSONByte.closeBrace : JSONByte.closeBracket) {
                     openObjects.append(isObject)
                     if isObject { try readMemberName(scratch: &scratch) }
                     continue
                 }
-            case 0x22:
+            case JSONByte.quote:
                 try readValidStringBytes(into: &scratch)
-            case 0x2D, 0x30...0x39:
+            case JSONByte.minus, JSONByte.digits:
                 try readNumberLiteral(into: &scratch)
             default:
                 _ = try readLiteral()
             }
             // A whole value was read: close finished containers, or move to the next member.
             while let isObject = openObjects.last {
-                if try continues(closer: isObject ? 0x7D : 0x5D) {
+                if try continues(closer: isObject ? JSONByte.closeBrace : JSONByte.closeBracket) {
                     if isObject { try readMemberName(scratch: &scratch) }
                     break
                 }
@@ -364,7 +365,7 @@ final class JSONScanner {
 
     private func readMemberName(scratch: inout [UInt8]) throws {
         try readValidStringBytes(into: &scratch)
-        try expect(0x3A, "':'")
+        try expect(JSONByte.colon, "':'")
     }
 
     /// A string of a skipped value, held to the same UTF-8 rule as any read one: a value is

@@ -31,7 +31,7 @@ struct RowDecoder {
     /// the read goes on.
     mutating func readRow(_ scanner: JSONScanner, index: Int, scratch: inout [UInt8], problems: ProblemSink) throws -> ArchiveRow? {
         guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
-        guard c == 0x7B else {
+        guard c == JSONByte.openBrace else {
             try scanner.skipValue(depth: 2)
             try problems.report(ArchiveError(.invalidValue, "\(table.key)[\(index)]: expected a row object, found \(ValueParsing.jsonKind(c))", table: table.key))
             return nil
@@ -47,7 +47,7 @@ struct RowDecoder {
             try problems.report(ArchiveError(.invalidValue, message, table: table.key))
         }
         for i in seen.indices { seen[i] = false }
-        if try !scanner.consumeIfClosing(0x7D) {
+        if try !scanner.consumeIfClosing(JSONByte.closeBrace) {
             // Files written with sorted keys hit the hint every time.
             var hint = 0
             repeat {
@@ -55,7 +55,7 @@ struct RowDecoder {
                     if let sortedIndex = lookup(name, hint: hint) { return .success(sortedIndex) }
                     return .failure(UnknownName(text: JSONScanner.text(name)))
                 }
-                try scanner.expect(0x3A, "':'")
+                try scanner.expect(JSONByte.colon, "':'")
                 let sortedIndex: Int
                 switch found {
                 case .success(let index): sortedIndex = index
@@ -83,7 +83,7 @@ struct RowDecoder {
                     failedFields.insert(fieldIndex)
                     try fail("\(table.key)[\(index)].\(field.name): \(problem.detail)")
                 }
-            } while try scanner.continues(closer: 0x7D)
+            } while try scanner.continues(closer: JSONByte.closeBrace)
         }
         if keepsText {
             rowText.removeAll(keepingCapacity: true)
@@ -117,7 +117,7 @@ struct RowDecoder {
     /// failure. Only broken JSON throws.
     private func readValue(_ scanner: JSONScanner, field: ArchiveField, scratch: inout [UInt8]) throws -> Result<FieldValue, ValueProblem> {
         guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
-        if c == 0x6E {  // null
+        if c == UInt8(ascii: "n") {  // null
             _ = try scanner.readLiteral()
             return .success(.null)
         }
@@ -125,16 +125,16 @@ struct RowDecoder {
             try scanner.skipValue(depth: 3)
             return .failure(ValueProblem(detail: "expected \(expected), found \(ValueParsing.jsonKind(c))"))
         }
-        let isNumber = c == 0x2D || (c >= 0x30 && c <= 0x39)
+        let isNumber = JSONByte.startsNumber(c)
         switch field.type {
         case .string:
-            guard c == 0x22 else { return try mismatch("a string") }
+            guard c == JSONByte.quote else { return try mismatch("a string") }
             guard let text = try scanner.withString(scratch: &scratch, JSONScanner.text) else {
                 return .failure(ValueProblem(detail: "the string is not valid UTF-8"))
             }
             return .success(.string(text))
         case .uuid:
-            guard c == 0x22 else { return try mismatch("a UUID string") }
+            guard c == JSONByte.quote else { return try mismatch("a UUID string") }
             return try scanner.withString(scratch: &scratch) { bytes in
                 guard let uuid = CanonicalUUID.canonical(bytes) else {
                     return .failure(ValueProblem(detail: "not a UUID: \(ValueParsing.quoted(Array(bytes)))"))
@@ -146,7 +146,7 @@ struct RowDecoder {
                 try scanner.readNumberLiteral(into: &scratch)
                 return .failure(ValueProblem(detail: "unrecognized date \(String(decoding: scratch, as: UTF8.self)) (dates are ISO-8601 strings)"))
             }
-            guard c == 0x22 else { return try mismatch("a date string") }
+            guard c == JSONByte.quote else { return try mismatch("a date string") }
             return try scanner.withString(scratch: &scratch) { bytes in
                 guard let millis = ArchiveDate.parse(bytes) else {
                     return .failure(ValueProblem(detail: "unrecognized date \(ValueParsing.quoted(Array(bytes)))"))
@@ -171,7 +171,7 @@ struct RowDecoder {
             }
             return .success(.double(value))
         case .bool:
-            guard c == 0x74 || c == 0x66 else { return try mismatch("true or false") }
+            guard c == UInt8(ascii: "t") || c == UInt8(ascii: "f") else { return try mismatch("true or false") }
             return .success(try scanner.readLiteral())
         }
     }
@@ -187,12 +187,12 @@ enum ValueParsing {
 
     static func jsonKind(_ firstByte: UInt8) -> String {
         switch firstByte {
-        case 0x22: return "a string"
-        case 0x7B: return "an object"
-        case 0x5B: return "an array"
-        case 0x74, 0x66: return "a boolean"
-        case 0x6E: return "null"
-        case 0x2D, 0x30...0x39: return "a number"
+        case JSONByte.quote: return "a string"
+        case JSONByte.openBrace: return "an object"
+        case JSONByte.openBracket: return "an array"
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return "a boolean"
+        case UInt8(ascii: "n"): return "null"
+        case JSONByte.minus, JSONByte.digits: return "a number"
         default: return "invalid JSON"
         }
     }

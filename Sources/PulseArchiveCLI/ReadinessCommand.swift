@@ -1,5 +1,6 @@
 import Foundation
 import PulseArchive
+import PulseSystem
 import PulseStore
 import Readiness
 import ReadinessChart

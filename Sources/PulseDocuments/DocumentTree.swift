@@ -35,8 +35,7 @@ public struct DocumentTree: Sendable {
     public func absolutePath(_ relative: String) -> String { root + "/" + relative }
 
     /// The file's bytes, read without following a link.
-    /// - Throws: the codec's `ArchiveError(.io)` of `SystemFile` (until the system layer's file
-    ///   moves out of the codec, issue 17 phase 2).
+    /// - Throws: the system layer's `SystemError(.io)`, naming the file.
     public func read(_ path: DocumentPath) throws -> [UInt8] {
         try Self.readFile(absolutePath(path.path))
     }

@@ -15,7 +15,7 @@ import PulseSystem
 /// transaction as the tables, and only then renames the three folders into place. A crash
 /// after the commit is finished by the next command that takes the store's lock; a failure
 /// before it leaves the tree as it was.
-enum StoreDocuments {
+package enum StoreDocuments {
     // MARK: - Export
 
     /// Streams the tree's files into the archive's three document keys.
@@ -50,7 +50,7 @@ enum StoreDocuments {
     /// Writes a staged document file, creating private folders on the way. A file larger than
     /// an archive can carry is refused here, where every document enters a store (import,
     /// merge, verify's round trip), so none enters that export would then refuse.
-    static func writeFile(_ bytes: [UInt8], at relative: String, under root: String) throws {
+    package static func writeFile(_ bytes: [UInt8], at relative: String, under root: String) throws {
         try ArchiveLimits.standard.checkBase64Payload(bytes.count, "documents: \(relative)")
         let absolute = root + "/" + relative
         try PrivateFiles.createDirectory(String(absolute[..<absolute.lastIndex(of: "/")!]))

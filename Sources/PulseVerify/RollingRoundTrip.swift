@@ -139,7 +139,7 @@ final class RollingRoundTrip {
 
     /// Writes a document file into the temporary store's tree, as an import stages it.
     func addDocument(_ path: DocumentPath, bytes: [UInt8]) throws {
-        try DocumentStaging.writeFile(bytes, at: path.path, under: tree)
+        try StoreDocuments.writeFile(bytes, at: path.path, under: tree)
         expected.documents[ByteKey(path.path)] = SHA1.hash(bytes)
     }
 

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import PulseArchive
+import PulseSystem
 import PulseStore
 
 /// The keys of one table (or the values of one reference column) as an archive streams past,

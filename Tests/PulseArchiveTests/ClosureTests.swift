@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PulseArchive
+import PulseSystem
 
 /// The closure promise (docs/reliability.md, "The closure promise"), through the built binary.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PulseArchive
+import PulseSystem
 
 /// A private directory removed when the value is released.
 final class TemporaryDirectory {

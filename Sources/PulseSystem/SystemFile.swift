@@ -3,12 +3,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PulseSystem
 
 /// An open file descriptor, closed when the value is released.
 ///
-/// The only place the codec talks to the file system; every file it creates is private to
-/// its owner (0600), whatever the umask, because archives hold health data.
+/// Every file it creates is private to its owner (0600), whatever the umask, because the
+/// files hold health data. Failures are `SystemError(.io)` naming the path; the codec's reader
+/// turns them into its own `ArchiveError(.io)` at its boundary.
 public final class SystemFile {
     public let path: String
     private(set) var fd: Int32
@@ -26,11 +26,11 @@ public final class SystemFile {
     /// - Parameter followingLinks: false refuses a symbolic link at the last component.
     public static func openForReading(_ path: String, followingLinks: Bool = true) throws -> SystemFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
-        guard fd >= 0 else { throw ArchiveError(.io, "cannot open \(path): \(errnoText())") }
+        guard fd >= 0 else { throw SystemError(.io, "cannot open \(path): \(errnoText())") }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             _ = posixClose(fd)
-            throw ArchiveError(.io, "cannot read \(path): it is a directory")
+            throw SystemError(.io, "cannot read \(path): it is a directory")
         }
         return SystemFile(path: path, fd: fd)
     }
@@ -39,7 +39,7 @@ public final class SystemFile {
     /// - Parameter name: the path a failure names, when `path` is a temporary name for it.
     public static func createExclusive(_ path: String, reportedAs name: String? = nil) throws -> SystemFile {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ArchiveError(.io, "cannot create \(name ?? path): \(errnoText())") }
+        guard fd >= 0 else { throw SystemError(.io, "cannot create \(name ?? path): \(errnoText())") }
         _ = fchmod(fd, 0o600)
         return SystemFile(path: path, fd: fd)
     }
@@ -50,7 +50,7 @@ public final class SystemFile {
             let n = posixRead(fd, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
             if errno == EINTR { continue }
-            throw ArchiveError(.io, "cannot read \(path): \(errnoText())")
+            throw SystemError(.io, "cannot read \(path): \(errnoText())")
         }
     }
 
@@ -61,7 +61,7 @@ public final class SystemFile {
             let n = posixWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw ArchiveError(.io, "cannot write \(path): \(errnoText())")
+                throw SystemError(.io, "cannot write \(path): \(errnoText())")
             }
             offset += n
         }
@@ -70,12 +70,12 @@ public final class SystemFile {
     /// Writes `bytes` at `offset`, leaving the file position alone.
     public func write(_ bytes: [UInt8], at offset: Int64) throws {
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
-        guard n == bytes.count else { throw ArchiveError(.io, "cannot write \(path): \(errnoText())") }
+        guard n == bytes.count else { throw SystemError(.io, "cannot write \(path): \(errnoText())") }
     }
 
     /// Flushes the file's data to stable storage.
     public func sync() throws {
-        guard fsync(fd) == 0 else { throw ArchiveError(.io, "cannot flush \(path) to disk: \(errnoText())") }
+        guard fsync(fd) == 0 else { throw SystemError(.io, "cannot flush \(path) to disk: \(errnoText())") }
     }
 
     /// Where the next `write` lands; 0 for what has none (a pipe).
@@ -94,7 +94,7 @@ public final class SystemFile {
         guard fd >= 0 else { return }
         let result = posixClose(fd)
         fd = -1
-        guard result == 0 else { throw ArchiveError(.io, "cannot close \(path): \(errnoText())") }
+        guard result == 0 else { throw SystemError(.io, "cannot close \(path): \(errnoText())") }
     }
 }
 
@@ -118,7 +118,7 @@ extension SystemFile {
     }
 
     /// Reads from the start of the file again.
-    func rewind() throws {
-        guard lseek(fd, 0, SEEK_SET) == 0 else { throw ArchiveError(.io, "cannot seek in \(path): \(errnoText())") }
+    public func rewind() throws {
+        guard lseek(fd, 0, SEEK_SET) == 0 else { throw SystemError(.io, "cannot seek in \(path): \(errnoText())") }
     }
 }

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PulseSystem
 
 /// A file written under a temporary name beside its target and renamed into place only when
 /// complete and flushed, so the target never holds a partial file, even after kill -9.
@@ -22,7 +21,7 @@ public final class AtomicFile {
         self.targetPath = targetPath
         self.replacesExisting = replacesExisting
         if !replacesExisting, access(targetPath, F_OK) == 0 {
-            throw ArchiveError(.io, "\(targetPath) already exists; choose another name (pulse-archive never overwrites a file)")
+            throw SystemError(.io, "\(targetPath) already exists; choose another name (pulse-archive never overwrites a file)")
         }
         let directory = Self.directory(of: targetPath)
         let name = targetPath.split(separator: "/").last.map(String.init) ?? targetPath
@@ -46,12 +45,12 @@ public final class AtomicFile {
         try file.close()
         if replacesExisting {
             guard rename(temporaryPath, targetPath) == 0 else {
-                throw ArchiveError(.io, "cannot create \(targetPath): \(errnoText())")
+                throw SystemError(.io, "cannot create \(targetPath): \(errnoText())")
             }
         } else {
             // link(2) fails if the target appeared meanwhile: never replace someone else's file.
             guard link(temporaryPath, targetPath) == 0 else {
-                throw ArchiveError(.io, "cannot create \(targetPath): \(errnoText())")
+                throw SystemError(.io, "cannot create \(targetPath): \(errnoText())")
             }
             _ = unlink(temporaryPath)
         }

@@ -1,0 +1,16 @@
+/// Tells a gzip file from a plain JSON one by its first bytes.
+enum ArchiveSniffer {
+    enum Kind { case gzip, plainJSON }
+
+    /// - Parameter head: the first bytes of the file (up to 4 KiB).
+    static func sniff(_ head: [UInt8], name: String) throws -> Kind {
+        let n = head.count
+        guard n > 0 else { throw ArchiveError.notAnArchive("the file \(name) is empty") }
+        if n >= 2, head[0] == 0x1F, head[1] == 0x8B { return .gzip }
+        var i = 0
+        if n >= 3, head[0] == JSONByte.byteOrderMark[0], head[1] == JSONByte.byteOrderMark[1], head[2] == JSONByte.byteOrderMark[2] { i = 3 }
+        while i < n, JSONByte.isWhitespace(head[i]) { i += 1 }
+        if i < n, head[i] == JSONByte.openBrace { return .plainJSON }
+        throw ArchiveError.notAnArchive("\(name) is neither gzip nor a JSON object")
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+// The settings, the attachments, and the entry objects they and the documents share.
+extension EnvelopeParser {
+    mutating func readSettings<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
+        try requireKind(.object, "an object", at: "settings", depth: 1)
+        try scanner.expect(JSONByte.openBrace, "'{'")
+        try scanner.checkDepth(2)
+        if try scanner.consumeIfClosing(JSONByte.closeBrace) { return }
+        var keys = Set<ByteKey>()
+        repeat {
+            let name = try scanner.readString(scratch: &scratch)
+            try scanner.expect(JSONByte.colon, "':'")
+            try problems.recovering {
+                let value = try readStringValue(at: "settings.\(name)", depth: 2)
+                guard keys.insert(ByteKey(name)).inserted else {
+                    throw ArchiveError(.duplicateKey, "the settings key \"\(name)\" appears twice", table: "settings")
+                }
+                try SettingsBlob.check(key: name, value: value, limits: scanner.limits)
+                try visitor.visitSetting(key: name, value: value)
+                summary.settingsCount += 1
+            }
+        } while try scanner.continues(closer: JSONByte.closeBrace)
+    }
+
+    /// Reads the members of one entry object of `attachments` or a document array; a member
+    /// whose value does not fit is consumed and its problem returned with the others.
+    private mutating func readEntry(at location: String, _ member: (inout EnvelopeParser, String) throws -> Void) throws -> [ArchiveError] {
+        var entryProblems: [ArchiveError] = []
+        try requireKind(.object, "an object", at: location, depth: 2)
+        try scanner.expect(JSONByte.openBrace, "'{'")
+        try scanner.checkDepth(3)
+        var members = Set<ByteKey>()
+        if try !scanner.consumeIfClosing(JSONByte.closeBrace) {
+            repeat {
+                let key = try scanner.readString(scratch: &scratch)
+                try scanner.expect(JSONByte.colon, "':'")
+                // As in a row, a member given twice is refused, not "the last one wins".
+                guard members.insert(ByteKey(key)).inserted else {
+                    try scanner.skipValue(depth: 3)
+                    entryProblems.append(invalid("\(location).\(key)", "the field appears twice in the entry"))
+                    continue
+                }
+                do {
+                    try member(&self, key)
+                } catch let error as ArchiveError where error.isRecoverable {
+                    entryProblems.append(error)
+                }
+            } while try scanner.continues(closer: JSONByte.closeBrace)
+        }
+        return entryProblems
+    }
+
+    mutating func readBase64(at location: String) throws -> [UInt8] {
+        try requireKind(.string, "a string", at: location, depth: 3)
+        try scanner.readStringBytes(into: &scratch)
+        // Decoded straight from the scanner's bytes: through `Data` it took three more copies of
+        // the largest value an archive holds.
+        guard let bytes = Base64.decode(scratch) else { throw invalid(location, "invalid base64") }
+        return bytes
+    }
+
+    mutating func readAttachments<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
+        var names = Set<ByteKey>()
+        try readArray(at: "attachments") { parser, index in
+            let location = "attachments[\(index)]"
+            var name: String?
+            var contents: [UInt8]?
+            try parser.problems.recovering {
+                try parser.readEntryChecked(at: location) { parser, key in
+                    switch key {
+                    case "file": name = try parser.readStringValue(at: "\(location).file", depth: 3)
+                    case "base64": contents = try parser.readBase64(at: "\(location).base64")
+                    default: try parser.skipUnknown(key, in: "attachments")
+                    }
+                }
+                guard let name else { throw parser.invalid(location, "missing required field \"file\"", table: "attachments") }
+                guard let contents else { throw parser.invalid(location, "missing required field \"base64\"", table: "attachments") }
+                try AttachmentName.validate(name)
+                guard names.insert(ByteKey(name)).inserted else {
+                    throw ArchiveError(.duplicateKey, "the attachment name \"\(name)\" appears twice", table: "attachments")
+                }
+                try visitor.visitAttachment(name: name, contents: contents)
+                parser.summary.attachmentsCount += 1
+            }
+        }
+    }
+
+    /// `readEntry`, reporting all but the last of the entry's problems and throwing the last.
+    mutating func readEntryChecked(at location: String, _ member: (inout EnvelopeParser, String) throws -> Void) throws {
+        let entryProblems = try readEntry(at: location, member)
+        for problem in entryProblems.dropLast() { try problems.report(problem) }
+        if let last = entryProblems.last { throw last }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import PulseArchive
+
+/// Checks of argument values shared by the commands.
+enum ArgumentValues {
+    static func integer(_ text: String?, option: String, range: ClosedRange<Int>) throws -> Int? {
+        guard let text else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError(message: "The value '\(text)' is invalid for '\(option)': expected an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// `--timezone`, else `$TZ`, else the system's zone. An invalid `$TZ` is refused like an
+    /// invalid `--timezone`, rather than read as UTC as Foundation would: days would silently
+    /// fall on other boundaries, and an import stores the scores computed from them.
+    static func timeZone(_ text: String?, environment: [String: String]) throws -> TimeZone {
+        if let text {
+            guard let zone = TimeZone(identifier: text) else {
+                throw UsageError(message: "The value '\(text)' is invalid for '--timezone': expected a zone identifier such as Europe/Berlin or UTC")
+            }
+            return zone
+        }
+        guard let variable = environment["TZ"] else { return .current }
+        // As the C library reads TZ: empty is UTC, a leading ':' is dropped, a path into the
+        // zone database names its zone.
+        var name = Substring(variable)
+        if name.first == ":" { name = name.dropFirst() }
+        if name.isEmpty { name = "UTC" }
+        if name.hasPrefix("/"), let range = name.range(of: "/zoneinfo/") { name = name[range.upperBound...] }
+        guard let zone = TimeZone(identifier: String(name)) else {
+            throw UsageError(message: "The value '\(variable)' of the TZ environment variable is not a zone identifier such as Europe/Berlin or UTC: correct or unset TZ, or pass --timezone")
+        }
+        return zone
+    }
+
+    /// A `YYYY-MM-DD` calendar day.
+    static func day(_ text: String?, option: String) throws -> DateComponents? {
+        guard let text else { return nil }
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+              (1...12).contains(month), day >= 1,
+              Int64(day) <= ArchiveDate.daysInMonth(year: Int64(year), month: Int64(month))
+        else {
+            throw UsageError(message: "The value '\(text)' is invalid for '\(option)': expected a date as YYYY-MM-DD")
+        }
+        return DateComponents(year: year, month: month, day: day)
+    }
+
+    /// The reader's (and for export the writer's) limits, with the options applied.
+    static func limits(_ arguments: ParsedArguments) throws -> ArchiveLimits {
+        var limits = ArchiveLimits.standard
+        if let size = try integer(arguments.value("--max-size"), option: "--max-size", range: 1...Int.max) {
+            limits.maxUncompressedBytes = Int64(size)
+        }
+        if let ratio = try integer(arguments.value("--max-inflate-ratio"), option: "--max-inflate-ratio", range: 1...1_000_000) {
+            limits.maxInflateRatio = Double(ratio)
+        }
+        // At most 1 GiB: a string and its decoded bytes are held in memory (and 1 GiB of base64
+        // keeps every size within Int32 for SQLite's blobs).
+        if let size = try integer(arguments.value("--max-string-size"), option: "--max-string-size", range: 1_024...(1 << 30)) {
+            limits.maxStringBytes = size
+        }
+        if let size = try integer(arguments.value("--max-object-size"), option: "--max-object-size", range: 1_024...(1 << 30)) {
+            limits.maxWholeValueBytes = size
+        }
+        return limits
+    }
+
+    /// Now, in milliseconds since 1970.
+    static func nowMillis() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+}

@@ -1,0 +1,30 @@
+import PulseArchive
+import PulseSystem
+
+/// How to write an archive of a store.
+public struct ExportOptions {
+    public var formatVersion: Int64
+    public var appVersion: String
+    /// Milliseconds since 1970, recorded as `exportedAt`.
+    public var exportedAt: Int64
+    /// Compress with gzip (our format) or write plain JSON (the app's own).
+    public var compressed: Bool
+    /// See `ArchiveWriterOptions.envelopeKeysFirst`.
+    public var envelopeKeysFirst: Bool
+    /// Called every few thousand rows with the rows written and the total.
+    public var progress: ((Int, Int) -> Void)?
+    /// See `ArchiveWriterOptions.limits`: raised, the archive needs the same limits to import.
+    public var limits: ArchiveLimits
+
+    public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64,
+                compressed: Bool = true, envelopeKeysFirst: Bool = true, limits: ArchiveLimits = .standard,
+                progress: ((Int, Int) -> Void)? = nil) {
+        self.limits = limits
+        self.formatVersion = formatVersion
+        self.appVersion = appVersion
+        self.exportedAt = exportedAt
+        self.compressed = compressed
+        self.envelopeKeysFirst = envelopeKeysFirst
+        self.progress = progress
+    }
+}
