@@ -62,7 +62,14 @@ extension EnvelopeParser {
             let location = "\(table.rawValue)[\(index)]"
             try parser.problems.recovering {
                 var object = try parser.readRowObject(at: location, table: table.rawValue)
-                if parser.dialect == .android { object = try table.fromAndroid(object, location: location) }
+                if parser.dialect == .android {
+                    object = try table.fromAndroid(object, location: location)
+                    // The app's form is longer (epoch milliseconds become ISO dates): it is what
+                    // the store keeps and export writes, so it is what must fit.
+                    var compact: [UInt8] = []
+                    JSONNode.object(object).appendCompact(to: &compact)
+                    try parser.scanner.limits.checkWholeValue(compact.count, "\(location) (as written back)")
+                }
                 guard table.key(of: .object(object)) != nil else {
                     throw parser.invalid(location, "missing the required field \"\(table.uniqueKey)\"", table: table.rawValue)
                 }

@@ -32,6 +32,15 @@ public enum PulseArchiveCommand {
         // reports and cleans up after, instead of the signal killing the process mid-write and
         // leaving a partial file or a half-made store.
         signal(SIGXFSZ, SIG_IGN)
+        #if canImport(Glibc)
+        // Buffers of 256 KiB and more come from mmap and go back to the system when freed.
+        // Left to itself, glibc raises this threshold to the largest block freed so far, and
+        // then keeps multi-megabyte strings in heaps it rarely gives back: 32 strings of 8 MiB
+        // took inspect to 140 MB, 118 MB with the threshold fixed (and 40 % less time).
+        // `mallopt` is not in Swift's Glibc module; M_MMAP_THRESHOLD is -3 in <malloc.h>.
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        if let mallopt = dlsym(nil, "mallopt") { _ = unsafeBitCast(mallopt, to: Mallopt.self)(-3, 256 << 10) }
+        #endif
         // Before any thread starts: Ctrl-C removes partial archives and scratch files.
         InterruptCleanup.removeOnInterrupt { signal in
             let console = Console()

@@ -213,6 +213,15 @@ struct MemoryBoundTests {
         #expect(export.exitCode == 0, "\(export.stderr)")
         let refused = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("f.json.gz")])
         #expect(refused.exitCode == 1 && refused.stderr.contains("mealEntries[0]") && refused.stderr.contains("--max-object-size"), "\(refused.stderr.prefix(400))")
+
+        // 16 bytes under the limit as the port writes it, past it as the app's row: its epoch
+        // milliseconds become ISO dates. It was imported, and then no export could carry it.
+        android = try Seeds.androidObject()
+        try ClosureArchives.set(&android, "mealEntries", "name", .string(""))
+        let row = try #require(android["mealEntries"]?.arrayValue?.first)
+        try ClosureArchives.set(&android, "mealEntries", "name", .string(String(repeating: "a", count: Self.limits.maxWholeValueBytes - 16 - row.compactText.utf8.count)))
+        let dated = try CLI.run(["import", write(android, "dated.json", in: dir), "--store", dir.file("t")])
+        #expect(dated.exitCode == 1 && dated.stderr.contains("mealEntries[0] (as written back)") && !FileManager.default.fileExists(atPath: dir.file("t")), "\(dated.stderr.prefix(400))")
     }
 
     @Test("verify of a file with an error in each of 200 000 rows: the first 100 listed, the rest counted, memory bounded")
