@@ -167,7 +167,8 @@ struct LimitsTests {
         #expect((export.json["tables"] as? [String: Int])?["splits"] == 1)
     }
 
-    @Test("a full disk: export and import fail cleanly, say why, and leave nothing behind")
+    @Test("a full disk: export and import fail cleanly, say why, and leave nothing behind",
+          .disabled(if: builtWithSanitizer, "under ulimit -f the sanitizer's runtime dies of SIGBUS before our code runs"))
     func fullDisk() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("s"), days: 20)

@@ -165,7 +165,8 @@ struct FileSystemEdgeTests {
 
     // MARK: - File-size limit
 
-    @Test("under ulimit -f, without ignoring SIGXFSZ itself: exit 1, File too large, no partial file, no half-made store")
+    @Test("under ulimit -f, without ignoring SIGXFSZ itself: exit 1, File too large, no partial file, no half-made store",
+          .disabled(if: builtWithSanitizer, "under ulimit -f the sanitizer's runtime dies of SIGBUS before our code runs"))
     func fileSizeLimit() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("s"), days: 20)
