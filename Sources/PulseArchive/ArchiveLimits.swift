@@ -53,6 +53,14 @@ public struct ArchiveLimits: Sendable, Equatable {
         }
     }
 
+    /// The whole-value rule on `value` as our writer writes it back (compact, escaped as the app
+    /// escapes), which can be longer than the text it was read from.
+    public func checkWrittenBack(_ value: JSONNode, _ what: @autoclosure () -> String) throws {
+        var compact: [UInt8] = []
+        value.appendCompact(to: &compact)
+        try checkWholeValue(compact.count, "\(what()) (as written back)")
+    }
+
     /// Names a limit, so that a front end can say how to raise the one that was passed.
     public enum Name: String, Sendable, Equatable {
         case depth, stringBytes, wholeValueBytes, numberLength, uncompressedBytes, inflateRatio

@@ -66,9 +66,7 @@ extension EnvelopeParser {
                     object = try table.fromAndroid(object, location: location)
                     // The app's form is longer (epoch milliseconds become ISO dates): it is what
                     // the store keeps and export writes, so it is what must fit.
-                    var compact: [UInt8] = []
-                    JSONNode.object(object).appendCompact(to: &compact)
-                    try parser.scanner.limits.checkWholeValue(compact.count, "\(location) (as written back)")
+                    try parser.scanner.limits.checkWrittenBack(.object(object), location)
                 }
                 guard table.key(of: .object(object)) != nil else {
                     throw parser.invalid(location, "missing the required field \"\(table.uniqueKey)\"", table: table.rawValue)

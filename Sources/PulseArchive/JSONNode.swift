@@ -92,9 +92,7 @@ public enum JSONNode: Sendable, Equatable, Hashable {
         // `/` as `\/`), so that what is read can be written back. Escaping at most sextuples
         // a byte, so only a text past a sixth of the limit can come out past it.
         if span > Int64(scanner.limits.maxWholeValueBytes / 6) {
-            var compact: [UInt8] = []
-            node.appendCompact(to: &compact)
-            try scanner.limits.checkWholeValue(compact.count, "\(location()) (as written back)")
+            try scanner.limits.checkWrittenBack(node, location())
         }
         return node
     }

@@ -66,7 +66,7 @@ extension PulseStore {
         // Until the import commits, a store directory it creates is as temporary as its staging.
         // Created means this process's mkdir made it: two imports into one new store both saw
         // it missing, and the one refused as busy removed it under the other.
-        let createdDirectory = try createDirectoryIfMissing(storeDirectory)
+        let createdDirectory = try PrivateFiles.createTemporaryDirectoryIfMissing(storeDirectory)
         var committed = false
         var locked = false
         do {
@@ -87,34 +87,15 @@ extension PulseStore {
         } catch {
             // Only a store this import created and never filled is removed again, and never
             // one that another command holds: refused as busy, it is that command's.
-            if createdDirectory {
+            if let createdDirectory {
                 if !committed && (locked || (error as? StoreError)?.kind != .busy) {
-                    PrivateFiles.remove(storeDirectory)
+                    PrivateFiles.remove(createdDirectory)
                 } else {
-                    InterruptCleanup.unregister(storeDirectory)
+                    InterruptCleanup.unregister(createdDirectory)
                 }
             }
             throw error
         }
-    }
-
-    /// Creates the store's directory (and its parents) when it is missing, registered as
-    /// temporary in the same step.
-    /// - Returns: whether this call created it.
-    private static func createDirectoryIfMissing(_ path: String) throws -> Bool {
-        var directory = path
-        while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
-        let parent = directory.lastIndex(of: "/").map { String(directory[..<$0]) } ?? ""
-        if !parent.isEmpty { try PrivateFiles.createDirectory(parent) }
-        let failure = InterruptCleanup.uninterrupted { () -> Int32 in
-            guard mkdir(directory, 0o700) == 0 else { return errno }
-            InterruptCleanup.register(directory)
-            return 0
-        }
-        guard failure == 0 || failure == EEXIST else {
-            throw StoreError(.io, "cannot create the directory \(directory): \(String(cString: strerror(failure)))")
-        }
-        return failure == 0
     }
 
     /// - Parameter didCommit: called once the store's transaction has committed.

@@ -32,7 +32,7 @@ public enum InterruptCleanup {
     /// interrupted before `unregister(path)`.
     public static func register(_ path: String) {
         registry.lock.lock()
-        registry.paths.insert(path)
+        registry.paths.insert(key(path))
         registry.lock.unlock()
     }
 
@@ -44,7 +44,7 @@ public enum InterruptCleanup {
         registry.lock.lock()
         defer { registry.lock.unlock() }
         let (created, path) = try create()
-        registry.paths.insert(path)
+        registry.paths.insert(key(path))
         return created
     }
 
@@ -61,7 +61,7 @@ public enum InterruptCleanup {
     /// From now on an interruption leaves `path` alone.
     public static func unregister(_ path: String) {
         registry.lock.lock()
-        registry.paths.remove(path)
+        registry.paths.remove(key(path))
         registry.lock.unlock()
     }
 
@@ -74,7 +74,7 @@ public enum InterruptCleanup {
         registry.lock.lock()
         defer { registry.lock.unlock() }
         try commit()
-        for path in paths { registry.paths.remove(path) }
+        for path in paths { registry.paths.remove(key(path)) }
     }
 
     /// Blocks `signals` in the calling thread, and so in every thread it starts later, and
@@ -104,6 +104,14 @@ public enum InterruptCleanup {
         }
         watcher.name = "interrupt cleanup"
         watcher.start()
+    }
+
+    /// A path as the registry holds it: `store/` and `store` are one directory, whichever
+    /// spelling registered it and whichever unregisters it.
+    private static func key(_ path: String) -> String {
+        var path = path
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
     }
 
     private static func isIgnored(_ signal: Int32) -> Bool {

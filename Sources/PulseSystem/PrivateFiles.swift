@@ -24,11 +24,34 @@ package enum PrivateFiles {
     /// can create it again as the parent of something it is still writing, and leave it behind.
     package static func createDirectory(_ path: String) throws(SystemError) {
         if isDirectory(path) { return }
+        _ = try create(path, registeringLast: false)
+    }
+
+    /// `createDirectory`, and the directory `path` names registered with `InterruptCleanup` in
+    /// the same step as the `mkdir` that made it, when this call made it (not when it was there,
+    /// or another process made it meanwhile).
+    /// - Returns: the path as registered (without trailing slashes), or nil when this call did
+    ///   not create it.
+    package static func createTemporaryDirectoryIfMissing(_ path: String) throws(SystemError) -> String? {
+        try create(path, registeringLast: true)
+    }
+
+    private static func create(_ path: String, registeringLast: Bool) throws(SystemError) -> String? {
+        let components = path.split(separator: "/")
         var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") {
+        var registered: String?
+        for (index, component) in components.enumerated() {
             prefix += component
             if !isDirectory(prefix) {
-                let failure = InterruptCleanup.uninterrupted { mkdir(prefix, 0o700) == 0 ? 0 : errno }
+                let registers = registeringLast && index == components.count - 1
+                let failure = InterruptCleanup.uninterrupted { () -> Int32 in
+                    guard mkdir(prefix, 0o700) == 0 else { return errno }
+                    if registers {
+                        InterruptCleanup.register(prefix)
+                        registered = prefix
+                    }
+                    return 0
+                }
                 guard failure == 0 || failure == EEXIST else {
                     errno = failure
                     throw SystemError(.io, "cannot create the directory \(prefix): \(errnoText())")
@@ -39,6 +62,7 @@ package enum PrivateFiles {
             }
             prefix += "/"
         }
+        return registered
     }
 
     /// Creates an empty file readable by its owner only, if it does not exist. A link there
