@@ -15,9 +15,9 @@ final class ArchiveFile: ByteSource {
         try Self.converting { try file.read(into: buffer) }
     }
 
-    /// Reads from the start of the file again.
-    func rewind() throws(ArchiveError) {
-        try Self.converting { try file.rewind() }
+    /// Standard input, read once.
+    init(standardInput: Void) throws(ArchiveError) {
+        file = try Self.converting { try SystemFile.standardInput() }
     }
 
     func size() -> Int64 { file.size() }

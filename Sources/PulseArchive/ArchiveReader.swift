@@ -5,13 +5,17 @@ import PulseSystem
 /// checking every value and handing rows to a visitor.
 ///
 /// The format version may come after the tables (the app sorts its keys), so a visitor must
-/// not apply anything until `read` returns. When a read fails before the version was seen,
-/// the reader looks for it in a second, skimming pass: a file from a newer format is reported
-/// as such, not as whatever of its content this version fails to understand.
+/// not apply anything until `read` returns. When a read of a file fails before the version was
+/// seen, the reader looks for it in a second, skimming pass: a file from a newer format is
+/// reported as such, not as whatever of its content this version fails to understand.
+///
+/// The source is read once, front to back, and never reopened or rewound, so standard input
+/// reads as a file does: the sniff replays the first bytes it read, and the look ahead for the
+/// dialect replays what it crossed (`ReplaySource`).
 public struct ArchiveReader {
-    public let path: String
-    /// The archive's bytes when it is read from memory (`init(bytes:)`), else nil.
-    private let bytes: [UInt8]?
+    public let input: ArchiveInput
+    /// What messages call the archive: its path, or "standard input".
+    public var path: String { input.name }
     public var limits: ArchiveLimits
     /// Called every few thousand rows, for a progress display.
     public var progress: ((ReadProgress) -> Void)?
@@ -24,19 +28,19 @@ public struct ArchiveReader {
     /// The zone of local days the Android dialect needs (`coachNotificationRecords.dateKey`).
     public var timeZone: TimeZone = .current
 
-    public init(path: String, limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) {
-        self.path = path
-        self.bytes = nil
+    public init(_ input: ArchiveInput, limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) {
+        self.input = input
         self.limits = limits
         self.progress = progress
     }
 
+    public init(path: String, limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) {
+        self.init(.file(path), limits: limits, progress: progress)
+    }
+
     /// Reads an archive held in memory (tests, fuzzing); messages call it `name`.
     public init(bytes: [UInt8], name: String = "<memory>", limits: ArchiveLimits = .standard) {
-        self.path = name
-        self.bytes = bytes
-        self.limits = limits
-        self.progress = nil
+        self.init(.bytes(bytes, name: name), limits: limits)
     }
 
     /// Reads and checks the whole archive, streaming its content to `visitor`.
@@ -97,31 +101,28 @@ public struct ArchiveReader {
         if let archiveError = error as? ArchiveError, archiveError.kind == .io || archiveError.kind == .damagedCompression {
             throw error
         }
-        if var probe = try? open(), let found = try? probe.skimEnvelope() {
-            if let version = found.version, version > ArchiveFormat.newestVersion {
-                throw ArchiveError.unsupportedVersion(found: version)
-            }
+        guard input.canReadAgain else { throw error }
+        if var probe = try? open(), let version = (try? probe.skimFormatVersion()) ?? nil, version > ArchiveFormat.newestVersion {
+            throw ArchiveError.unsupportedVersion(found: version)
         }
         throw error
     }
 
     private func open() throws -> EnvelopeParser {
-        let raw: ByteSource
-        let kind: ArchiveSniffer.Kind
-        let size: Int64
-        if let bytes {
-            kind = try ArchiveSniffer.sniff(Array(bytes.prefix(4096)), name: path)
-            raw = MemorySource(bytes)
-            size = Int64(bytes.count)
-        } else {
-            let file = try ArchiveFile(path)
-            var head = [UInt8](repeating: 0, count: 4096)
-            let n = try head.withUnsafeMutableBytes { try file.read(into: $0) }
-            kind = try ArchiveSniffer.sniff(Array(head[0..<n]), name: path)
-            try file.rewind()
-            raw = file
-            size = file.size()
+        let file: ByteSource
+        let size: Int64?
+        switch input.origin {
+        case .file(let path):
+            let opened = try ArchiveFile(path)
+            (file, size) = (opened, opened.size())
+        case .standardInput:
+            (file, size) = (try ArchiveFile(standardInput: ()), nil)
+        case .memory(let bytes):
+            (file, size) = (MemorySource(bytes), Int64(bytes.count))
         }
+        let rawCount = RawByteCount(file)
+        let (head, raw) = try PrefixedSource.head(of: rawCount, count: 4096)
+        let kind = try ArchiveSniffer.sniff(head, name: path)
         let content: ByteSource
         var gzip: GzipReader?
         switch kind {
@@ -135,33 +136,68 @@ public struct ArchiveReader {
         // memory are small: tests and fuzzing). That thread only inflates: the count and the
         // limits stay on this one, which sees the compressed size each chunk carries, so
         // nothing the parser reads (`counted.count`) is written by the other thread.
-        let readAhead = bytes == nil ? gzip.map { reader in ReadAheadSource(reader) { reader.compressedBytes } } : nil
+        let inMemory: Bool
+        if case .memory = input.origin { inMemory = true } else { inMemory = false }
+        let readAhead = inMemory ? nil : gzip.map { reader in ReadAheadSource(reader) { reader.compressedBytes } }
         let compressed: (() -> Int64)? = readAhead.map { source in { source.compressedBytes } }
             ?? gzip.map { reader in { reader.compressedBytes } }
         let counted = CountingSource(readAhead ?? content, limits: limits, compressed: compressed)
-        let scanner = JSONScanner(source: counted, limits: limits)
+        let replay = ReplaySource(counted)
+        let scanner = JSONScanner(source: replay, limits: limits)
         var summary = ArchiveSummary()
         summary.isCompressed = kind == .gzip
-        summary.fileBytes = size
+        summary.fileBytes = size ?? 0
         var parser = EnvelopeParser(scanner: scanner, counted: counted, summary: summary, problems: ProblemSink(collects: collectsProblems))
         parser.keepsRowText = keepsRowText
+        if size == nil {
+            // A pipe's size is known at its end: what was read by then.
+            parser.fileBytesAtEnd = { rawCount.count }
+        }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         parser.dayKey = { millis in
             let parts = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: Double(millis) / 1000))
             return String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
         }
-        // Only when a table shared by both dialects comes before anything that tells them apart.
-        parser.probeDialect = { [self] in
-            var probe = try open()
-            return try probe.skimEnvelope().dialect ?? .ios
+        // Only when a table shared by both dialects comes before anything that tells them
+        // apart: a look ahead from here over the rest of the top level, whose bytes the
+        // parser then reads again.
+        let limits = self.limits
+        parser.probeDialect = {
+            replay.record()
+            defer { replay.replay() }
+            let lookAhead = JSONScanner(source: PrefixedSource(scanner.unreadBytes(), then: replay), limits: limits)
+            var probe = EnvelopeParser(scanner: lookAhead, counted: counted, summary: ArchiveSummary(), problems: ProblemSink(collects: false))
+            do {
+                return try probe.skimRemainder() ?? .ios
+            } catch let error as ArchiveError where error.kind == .io || error.kind == .damagedCompression || error.kind == .limitExceeded {
+                throw error
+            } catch {
+                // Malformed text ahead: the parser meets it again, at its own offset.
+                return .ios
+            }
         }
         if let progress {
-            let total = summary.fileBytes
+            let total = size ?? 0
             parser.reportRows = { rows in
                 progress(ReadProgress(rows: rows, bytesRead: readAhead?.compressedBytes ?? counted.count, totalBytes: total))
             }
         }
         return parser
+    }
+}
+
+/// Counts the bytes read from the archive's own source (compressed, for a gzip file), for
+/// the size of an input whose size is known only at its end (a pipe).
+private final class RawByteCount: ByteSource {
+    private let base: ByteSource
+    private(set) var count: Int64 = 0
+
+    init(_ base: ByteSource) { self.base = base }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = try base.read(into: buffer)
+        count += Int64(n)
+        return n
     }
 }

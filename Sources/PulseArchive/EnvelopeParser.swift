@@ -17,7 +17,10 @@ struct EnvelopeParser {
     /// Nil until something in the file tells the dialects apart.
     var dialect: ArchiveDialect?
     var dayKey: (Int64) -> String = { _ in "" }
+    /// Looks ahead, from the value about to be read, for what tells the dialects apart.
     var probeDialect: () throws -> ArchiveDialect = { .ios }
+    /// The file's size once it is read, for a source whose size is not known before (a pipe).
+    var fileBytesAtEnd: (() -> Int64)?
     var unknownNames = NameTally()
     var reportRows: ((Int) -> Void)?
     var keepsRowText = false
@@ -71,6 +74,7 @@ struct EnvelopeParser {
 
     mutating func finishSummary() {
         summary.jsonBytes = counted.count
+        if let fileBytesAtEnd { summary.fileBytes = fileBytesAtEnd() }
         summary.problems = problems.problems
         for (name, count) in unknownNames.counts.sorted(by: { $0.key < $1.key }) {
             summary.warnings.append(ArchiveWarning(table: String(name.text.prefix { $0 != "." }),
@@ -257,31 +261,45 @@ struct EnvelopeParser {
 
     // MARK: - Skimming
 
-    /// The version and dialect, from a pass that reads only the top-level scalars.
-    mutating func skimEnvelope() throws -> (version: Int64?, dialect: ArchiveDialect?) {
+    /// The format version, from a pass that reads only the top-level scalars.
+    mutating func skimFormatVersion() throws -> Int64? {
         var version: Int64?
-        var dialect: ArchiveDialect?
         try scanner.skipByteOrderMark()
         try scanner.expect(JSONByte.openBrace, "'{'")
-        if try scanner.consumeIfClosing(JSONByte.closeBrace) { return (nil, nil) }
+        if try scanner.consumeIfClosing(JSONByte.closeBrace) { return nil }
         repeat {
             let key = try scanner.readString(scratch: &scratch)
             try scanner.expect(JSONByte.colon, "':'")
-            let c = try scanner.peek()
-            let isNumber = c.map { JSONByte.startsNumber($0) } ?? false
-            if key == "formatVersion", isNumber {
+            if key == "formatVersion", let c = try scanner.peek(), JSONByte.startsNumber(c) {
                 try scanner.readNumberLiteral(into: &scratch)
                 version = ArchiveNumber.integer(scratch)
-            } else if key == "exportedAt" {
-                dialect = dialect ?? (isNumber ? .android : .ios)
-                try scanner.skipValue(depth: 1)
-            } else if AndroidDialect.androidOnlyKeys.contains(key) {
-                dialect = .android
-                try scanner.skipValue(depth: 1)
             } else {
                 try scanner.skipValue(depth: 1)
             }
         } while try scanner.continues(closer: JSONByte.closeBrace)
-        return (version, dialect)
+        return version
+    }
+
+    /// The dialect, looking ahead from a member's value (the scanner stands after its colon)
+    /// over the rest of the top level; it stops at the first key that decides. Nil when none
+    /// does (the app's dialect, then).
+    mutating func skimRemainder() throws -> ArchiveDialect? {
+        try scanner.skipValue(depth: 1)
+        while try scanner.continues(closer: JSONByte.closeBrace) {
+            let key = try scanner.readString(scratch: &scratch)
+            try scanner.expect(JSONByte.colon, "':'")
+            let isNumber = try scanner.peek().map { JSONByte.startsNumber($0) } ?? false
+            if let dialect = Self.dialect(tellingBy: key, valueIsNumber: isNumber) { return dialect }
+            try scanner.skipValue(depth: 1)
+        }
+        return nil
+    }
+
+    /// What a top-level key (and whether its value is a number) says of the dialect, if anything.
+    private static func dialect(tellingBy key: String, valueIsNumber: Bool) -> ArchiveDialect? {
+        if key == "exportedAt" { return valueIsNumber ? .android : .ios }
+        if AndroidDialect.androidOnlyKeys.contains(key) { return .android }
+        if AndroidDialect.iosOnlyKeys.contains(key) { return .ios }
+        return nil
     }
 }

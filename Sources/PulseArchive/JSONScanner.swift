@@ -33,6 +33,11 @@ final class JSONScanner {
 
     deinit { buffer.deallocate() }
 
+    /// The bytes loaded but not consumed yet: a look ahead starts with them.
+    func unreadBytes() -> [UInt8] {
+        Array(UnsafeBufferPointer(start: buffer + position, count: end - position))
+    }
+
     /// Offset of the next unread byte from the start of the JSON text.
     var offset: Int64 { bytesBeforeBuffer + Int64(position) }
 

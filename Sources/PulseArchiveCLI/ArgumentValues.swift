@@ -1,5 +1,10 @@
 import Foundation
 import PulseArchive
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Checks of argument values shared by the commands.
 enum ArgumentValues {
@@ -46,6 +51,16 @@ enum ArgumentValues {
             throw UsageError(message: "The value '\(text)' is invalid for '\(option)': expected a date as YYYY-MM-DD")
         }
         return DateComponents(year: year, month: month, day: day)
+    }
+
+    /// An archive argument: `-` is standard input (a file named `-` is `./-`), refused when it
+    /// is a terminal, where the read would wait for typing.
+    static func archiveInput(_ argument: String) throws -> ArchiveInput {
+        guard argument == "-" else { return .file(argument) }
+        if isatty(STDIN_FILENO) == 1 {
+            throw UsageError(message: "Standard input is a terminal: pipe an archive in (… | pulse-archive import -) or name a file")
+        }
+        return .standardInput
     }
 
     /// The reader's (and for export the writer's) limits, with the options applied.

@@ -1,6 +1,12 @@
 import Foundation
 import PulseArchive
 import PulseStore
+import PulseSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `export [--store DIR] [-o FILE] [--format-version 1|2] [--json]`
 struct ExportCommand: Subcommand {
@@ -10,14 +16,14 @@ struct ExportCommand: Subcommand {
         discussion: "Writes one gzip-compressed archive, atomically: the file appears complete or not at all, and an existing file is never overwritten. Prints the path.",
         options: [
             .store,
-            .value("--output", "-o", valueName: "file", help: "Where to write: a new file, or a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz in (default: that name, here)."),
+            .value("--output", "-o", valueName: "file", help: "Where to write: a new file; a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz in (-2, -3 … added when that name is taken; default: here); or - for standard output."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
             .json, .quiet, .maxStringSize, .maxObjectSize,
         ]
     )
 
     let store: String
-    let output: String
+    let output: ExportDestination
     let formatVersion: Int64
     let json: Bool
     let quiet: Bool
@@ -27,31 +33,33 @@ struct ExportCommand: Subcommand {
     init(_ arguments: ParsedArguments, console: Console) throws {
         store = try console.storeDirectory(arguments)
         formatVersion = Int64(try ArgumentValues.integer(arguments.value("--format-version"), option: "--format-version", range: 1...2) ?? 2)
-        output = try Self.outputPath(arguments.value("--output"), at: Date(),
-                                     zone: { try ArgumentValues.timeZone(nil, environment: console.environment) })
+        output = try Self.destination(arguments.value("--output"), at: Date(),
+                                      zone: { try ArgumentValues.timeZone(nil, environment: console.environment) })
+        if case .stream = output, isatty(STDOUT_FILENO) == 1 {
+            throw UsageError(message: "Standard output is a terminal: an archive is binary; redirect it (-o - > FILE, or a pipe) or name a file with -o")
+        }
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
         limits = try ArgumentValues.limits(arguments)
         self.console = console
     }
 
-    /// `-o` as given; the default name in the directory `-o` names (a backup job's
-    /// `-o /backups/`), or here without `-o`.
+    /// `-o` as given; `-` for standard output; a new file with the default name in the
+    /// directory `-o` names (a backup job's `-o /backups/`), or here without `-o`.
     /// - Parameter zone: the local zone, asked only when the default name is needed.
-    static func outputPath(_ output: String?, at date: Date, zone: () throws -> TimeZone) throws -> String {
-        guard let output else { return defaultFileName(at: date, zone: try zone()) }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue else { return output }
-        return (output.hasSuffix("/") ? output : output + "/") + defaultFileName(at: date, zone: try zone())
+    static func destination(_ output: String?, at date: Date, zone: () throws -> TimeZone) throws -> ExportDestination {
+        if output == "-" { return .stream(FileSink(try SystemFile.standardOutput())) }
+        if let output, !PrivateFiles.isDirectory(output) { return .file(output) }
+        return .newFile(directory: output ?? ".", stem: defaultStem(at: date, zone: try zone()), suffix: ".json.gz")
     }
 
-    /// `pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz`, in local time.
-    static func defaultFileName(at date: Date, zone: TimeZone) -> String {
+    /// `pulseloop-backup-<yyyy-MM-dd-HHmm>`, in local time: the app's name for its archives.
+    static func defaultStem(at date: Date, zone: TimeZone) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = zone
         formatter.dateFormat = "yyyy-MM-dd-HHmm"
-        return "pulseloop-backup-\(formatter.string(from: date)).json.gz"
+        return "pulseloop-backup-\(formatter.string(from: date))"
     }
 
     func run() throws -> Int32 {
@@ -65,8 +73,10 @@ struct ExportCommand: Subcommand {
                                    progress: progress.update(done:of:)))
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }
+        // With the archive on standard output, the report goes to standard error.
+        let report: (String) -> Void = { text in if case .stream = output { console.err(text) } else { console.out(text) } }
         if json {
-            console.out(JSONReport.object([
+            report(JSONReport.object([
                 ("path", .string(result.path)),
                 ("formatVersion", .int(result.formatVersion)),
                 ("tables", .counts(result.tables.merging(result.documents) { a, _ in a })),
@@ -76,7 +86,7 @@ struct ExportCommand: Subcommand {
             let rows = result.tables.values.reduce(0, +)
             let documents = result.documents.values.reduce(0, +)
             console.err("Exported \(ProgressLine.grouped(rows)) rows and \(documents) documents from \(store) (format \(result.formatVersion), \(Formatting.bytes(result.fileBytes)))")
-            console.out(result.path)
+            if case .stream = output {} else { console.out(result.path) }
         }
         return 0
     }

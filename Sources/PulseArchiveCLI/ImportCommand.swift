@@ -22,6 +22,7 @@ struct ImportCommand: Subcommand {
     )
 
     let file: String
+    let input: ArchiveInput
     let store: String
     let mode: ImportMode?
     let backfill: BackfillRequest?
@@ -32,6 +33,7 @@ struct ImportCommand: Subcommand {
 
     init(_ arguments: ParsedArguments, console: Console) throws {
         file = arguments.positionals[0]
+        input = try ArgumentValues.archiveInput(file)
         store = try console.storeDirectory(arguments)
         mode = arguments.flag("--replace") ? .replace : arguments.flag("--merge") ? .merge : nil
         let asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
@@ -48,7 +50,7 @@ struct ImportCommand: Subcommand {
         let progress = ProgressLine("Importing", console: console, quiet: quiet)
         let scoring = ProgressLine("Scoring readiness", unit: "days", console: console, quiet: quiet)
         defer { progress.finish(); scoring.finish() }
-        let result = try PulseStore.importArchive(file, storeDirectory: store, options: ImportOptions(
+        let result = try PulseStore.importArchive(input, storeDirectory: store, options: ImportOptions(
             mode: mode, appVersion: "pulse-archive \(PulseArchiveCommand.version)", now: ArgumentValues.nowMillis(),
             limits: limits, backfill: backfill, progress: progress.update,
             backfillProgress: { done, total in
@@ -76,7 +78,7 @@ struct ImportCommand: Subcommand {
             ]).text)
         } else {
             let added = result.inserted.values.reduce(0, +)
-            var text = "Imported \(file) into \(store) (\(result.mode)): \(ProgressLine.grouped(added)) rows added\n"
+            var text = "Imported \(input.name) into \(store) (\(result.mode)): \(ProgressLine.grouped(added)) rows added\n"
             let rows = (ArchiveTable.all.map(\.key) + Formatting.extensionTables(in: result.tables)).map { key in
                 [key, ProgressLine.grouped(result.tables[key] ?? 0), ProgressLine.grouped(result.inserted[key] ?? 0)]
             } + ["splits", "workouts", "stubs"].map { [$0, ProgressLine.grouped(result.tables[$0] ?? 0), "-"] }

@@ -12,6 +12,7 @@ struct InspectCommand: Subcommand {
     )
 
     let file: String
+    let input: ArchiveInput
     let json: Bool
     let quiet: Bool
     let limits: ArchiveLimits
@@ -19,6 +20,7 @@ struct InspectCommand: Subcommand {
 
     init(_ arguments: ParsedArguments, console: Console) throws {
         file = arguments.positionals[0]
+        input = try ArgumentValues.archiveInput(file)
         limits = try ArgumentValues.limits(arguments)
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
@@ -27,7 +29,7 @@ struct InspectCommand: Subcommand {
 
     func run() throws -> Int32 {
         let progress = ProgressLine("Reading", console: console, quiet: quiet)
-        let reader = ArchiveReader(path: file, limits: limits, progress: progress.update)
+        let reader = ArchiveReader(input, limits: limits, progress: progress.update)
         defer { progress.finish() }
         let summary = try ArchiveValidation.validate(reader)
         progress.finish()
@@ -35,7 +37,7 @@ struct InspectCommand: Subcommand {
         if json {
             console.out(ArchiveReport.inspect(summary).text)
         } else {
-            console.out(ArchiveReport.inspectText(summary, file: file))
+            console.out(ArchiveReport.inspectText(summary, file: input.name))
         }
         return 0
     }

@@ -18,6 +18,7 @@ struct VerifyCommand: Subcommand {
     )
 
     let file: String
+    let input: ArchiveInput
     let store: String?
     let zone: TimeZone
     let json: Bool
@@ -27,6 +28,7 @@ struct VerifyCommand: Subcommand {
 
     init(_ arguments: ParsedArguments, console: Console) throws {
         file = arguments.positionals[0]
+        input = try ArgumentValues.archiveInput(file)
         limits = try ArgumentValues.limits(arguments)
         store = arguments.value("--store")
         zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)
@@ -39,12 +41,12 @@ struct VerifyCommand: Subcommand {
         if let store { console.announceUpgrade(of: store, quiet: quiet) }
         let progress = ProgressLine("Verifying", console: console, quiet: quiet)
         defer { progress.finish() }
-        let report = try ArchiveVerifier.verify(file, store: store, timeZone: zone, limits: limits, progress: progress.update)
+        let report = try ArchiveVerifier.verify(input, store: store, timeZone: zone, limits: limits, progress: progress.update)
         progress.finish()
         if json {
             console.out(Self.json(report).text)
         } else {
-            console.out(Self.text(report, file: file))
+            console.out(Self.text(report, file: input.name))
         }
         return report.ok ? 0 : 1
     }

@@ -63,6 +63,11 @@ extension PulseStore {
     /// leaves `pulse.sqlite` as it was. A store directory this call created is removed again
     /// when the import fails.
     public static func importArchive(_ archivePath: String, storeDirectory: String, options: ImportOptions) throws -> ImportResult {
+        try importArchive(.file(archivePath), storeDirectory: storeDirectory, options: options)
+    }
+
+    /// Restores an archive from any input (a pipe too: it is read once, front to back).
+    public static func importArchive(_ input: ArchiveInput, storeDirectory: String, options: ImportOptions) throws -> ImportResult {
         // Until the import commits, a store directory it creates is as temporary as its staging.
         // Created means this process's mkdir made it: two imports into one new store both saw
         // it missing, and the one refused as busy removed it under the other.
@@ -73,7 +78,7 @@ extension PulseStore {
             return try withExclusiveAccess(storeDirectory, create: true, activity: "an import") { store in
                 locked = true
                 StagingArea.removeLeftovers(in: storeDirectory)
-                var result = try store.importLocked(archivePath, options: options) { committed = true }
+                var result = try store.importLocked(input, options: options) { committed = true }
                 if let backfill = options.backfill {
                     do {
                         result.readiness = try backfill.run(on: store, now: options.now, progress: options.backfillProgress)
@@ -99,14 +104,14 @@ extension PulseStore {
     }
 
     /// - Parameter didCommit: called once the store's transaction has committed.
-    private func importLocked(_ archivePath: String, options: ImportOptions, didCommit: () -> Void) throws -> ImportResult {
+    private func importLocked(_ input: ArchiveInput, options: ImportOptions, didCommit: () -> Void) throws -> ImportResult {
         let wasEmpty = try isEmpty()
         if !wasEmpty && options.mode == nil {
             throw StoreError(.refused, "the store \(directory) already holds data: pass --replace to make it equal to the archive (after a safety backup) or --merge to add only what it lacks")
         }
         let stagingName = ".staging-\(getpid())"
         let staging = try StagingArea(directory: directory + "/" + stagingName)
-        let reader = ArchiveReader(path: archivePath, limits: options.limits, progress: options.progress)
+        let reader = ArchiveReader(input, limits: options.limits, progress: options.progress)
         let summary = try staging.stage(reader)
         let mode = options.mode ?? .replace
         var backupPath: String?
@@ -193,7 +198,7 @@ extension PulseStore {
             let stamp = try ArchiveDate.format(options.now)
                 .replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: ".", with: "-")
             let path = "\(backups)/before-replace-\(stamp).json.gz"
-            _ = try export(to: path, options: ExportOptions(appVersion: options.appVersion, exportedAt: options.now, limits: options.limits))
+            _ = try export(to: AtomicFile(targetPath: path), alternatives: [], options: ExportOptions(appVersion: options.appVersion, exportedAt: options.now, limits: options.limits))
             return path
         } catch {
             throw StoreError(.io, "the safety backup of the store, which --replace writes into \(backups) before it changes anything, failed: \(error); the store is unchanged")

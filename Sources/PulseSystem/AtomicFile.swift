@@ -40,17 +40,26 @@ public final class AtomicFile {
     }
 
     /// Flushes, closes and renames the file into place, then flushes the directory entry.
-    public func commit() throws {
+    /// - Parameter alternatives: names to take, in order, when a file of the target's name
+    ///   appeared meanwhile (a second export in the same minute); none by default.
+    /// - Returns: the path the file now has.
+    @discardableResult
+    public func commit(alternatives: some Sequence<String> = [String]()) throws -> String {
         try file.sync()
         try file.close()
+        var committedPath = targetPath
         if replacesExisting {
             guard rename(temporaryPath, targetPath) == 0 else {
                 throw SystemError(.io, "cannot create \(targetPath): \(errnoText())")
             }
         } else {
             // link(2) fails if the target appeared meanwhile: never replace someone else's file.
-            guard link(temporaryPath, targetPath) == 0 else {
-                throw SystemError(.io, "cannot create \(targetPath): \(errnoText())")
+            var names = alternatives.makeIterator()
+            while link(temporaryPath, committedPath) != 0 {
+                guard errno == EEXIST, let next = names.next() else {
+                    throw SystemError(.io, "cannot create \(committedPath): \(errnoText())")
+                }
+                committedPath = next
             }
             _ = unlink(temporaryPath)
         }
@@ -61,6 +70,7 @@ public final class AtomicFile {
             _ = fsync(directory)
             _ = close(directory)
         }
+        return committedPath
     }
 
     /// Removes partial files of `name` whose writer process no longer exists (killed exports).

@@ -44,6 +44,40 @@ public final class SystemFile {
         return SystemFile(path: path, fd: fd)
     }
 
+    /// Standard input, read like a file (a pipe cannot be rewound or reopened). A duplicate of
+    /// descriptor 0, so releasing it leaves the process's standard input open.
+    public static func standardInput() throws -> SystemFile {
+        let fd = fcntl(0, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else { throw SystemError(.io, "cannot read standard input: \(errnoText())") }
+        return SystemFile(path: "standard input", fd: fd)
+    }
+
+    /// Standard output, written like a file. A duplicate of descriptor 1, so releasing it
+    /// leaves the process's standard output open.
+    public static func standardOutput() throws -> SystemFile {
+        let fd = fcntl(1, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else { throw SystemError(.io, "cannot write standard output: \(errnoText())") }
+        return SystemFile(path: "standard output", fd: fd)
+    }
+
+    /// Creates a new private file (0600) to write and read back; it must not exist yet.
+    public static func createReadWrite(_ path: String) throws -> SystemFile {
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw SystemError(.io, "cannot create \(path): \(errnoText())") }
+        _ = fchmod(fd, 0o600)
+        return SystemFile(path: path, fd: fd)
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`, leaving the file position alone.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        while true {
+            let n = pread(fd, buffer.baseAddress, buffer.count, off_t(offset))
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw SystemError(.io, "cannot read \(path): \(errnoText())")
+        }
+    }
+
     /// Reads up to `buffer.count` bytes; 0 means end of file.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while true {
@@ -106,6 +140,17 @@ public final class SystemFile {
 extension SystemFile: ByteSource {}
 
 extension SystemFile {
+    /// Writes the rest of the file to `sink`, a megabyte at a time.
+    public func copy(to sink: ByteSink) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try read(into: buffer)
+            if n == 0 { return }
+            try sink.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+    }
+
     /// The whole rest of the file.
     public func readToEnd() throws -> [UInt8] {
         var bytes: [UInt8] = []
@@ -115,10 +160,5 @@ extension SystemFile {
             if n == 0 { return bytes }
             bytes += buffer[0..<n]
         }
-    }
-
-    /// Reads from the start of the file again.
-    public func rewind() throws {
-        guard lseek(fd, 0, SEEK_SET) == 0 else { throw SystemError(.io, "cannot seek in \(path): \(errnoText())") }
     }
 }

@@ -15,7 +15,13 @@ import PulseStore
 public enum ArchiveVerifier {
     public static func verify(_ archivePath: String, store storeDirectory: String?, timeZone: TimeZone = .current,
                               limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) throws -> VerifyReport {
-        var reader = ArchiveReader(path: archivePath, limits: limits, progress: progress)
+        try verify(.file(archivePath), store: storeDirectory, timeZone: timeZone, limits: limits, progress: progress)
+    }
+
+    /// Verifies an archive from any input (a pipe too: one pass, front to back).
+    public static func verify(_ input: ArchiveInput, store storeDirectory: String?, timeZone: TimeZone = .current,
+                              limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) throws -> VerifyReport {
+        var reader = ArchiveReader(input, limits: limits, progress: progress)
         reader.keepsRowText = true
         guard let storeDirectory else { return try verify(reader, against: nil, timeZone: timeZone) }
         return try PulseStore.withReadAccess(storeDirectory) { store in

@@ -1,0 +1,26 @@
+import PulseSystem
+
+/// Where an export writes its archive.
+public enum ExportDestination {
+    /// Exactly this path; refused when a file is there (an export never replaces one).
+    case file(String)
+    /// A new file in `directory` named `<stem><suffix>`, else `<stem>-2<suffix>`, `-3`, … : the
+    /// first name free when the archive is complete. A nightly job that runs twice within the
+    /// minute of the default name gets a second archive, not a refusal; names still sort by
+    /// the time in the stem.
+    case newFile(directory: String, stem: String, suffix: String)
+    /// A stream that cannot seek (standard output, a pipe): the archive goes out once it is
+    /// complete and checked, from a private temporary file, because the gzip header carries a
+    /// checksum of what follows it and is written last.
+    case stream(ByteSink)
+
+    /// The name `newFile` tries `attempt` times in (1 is the bare stem).
+    static func candidate(directory: String, stem: String, suffix: String, attempt: Int) -> String {
+        let separator = directory.hasSuffix("/") ? "" : "/"
+        return directory + separator + stem + (attempt == 1 ? "" : "-\(attempt)") + suffix
+    }
+
+    /// How many names `newFile` tries before it gives up (a directory where thousands of
+    /// archives share one minute is not a backup directory).
+    static let attempts = 1000
+}
