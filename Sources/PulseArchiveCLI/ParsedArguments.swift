@@ -2,10 +2,15 @@
 struct ParsedArguments {
     var positionals: [String] = []
     var values: [String: String] = [:]
+    /// Every value of each option, in order (`--recipient` may be given many times).
+    var allValues: [String: [String]] = [:]
     var flags: Set<String> = []
     var wantsHelp = false
 
+    /// The option's value; given more than once, the last (as most tools do).
     func value(_ name: String) -> String? { values[name] }
+    /// Every value given for a repeatable option, in order.
+    func values(_ name: String) -> [String] { allValues[name] ?? [] }
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// Parses `arguments` against `spec`.
@@ -34,8 +39,10 @@ struct ParsedArguments {
             if let valueName = option.valueName {
                 if let inlineValue {
                     values[key] = inlineValue
+                    allValues[key, default: []].append(inlineValue)
                 } else if index < arguments.count {
                     values[key] = arguments[index]
+                    allValues[key, default: []].append(arguments[index])
                     index += 1
                 } else {
                     throw UsageError(message: "Missing value for '\(name) <\(valueName)>'")
@@ -60,7 +67,7 @@ struct ParsedArguments {
         if let index = positionals.firstIndex(of: "") {
             throw UsageError(message: "The argument '<\(spec.arguments[index].name)>' is empty (an unset variable?): name a file")
         }
-        if let option = spec.options.first(where: { values[$0.names[0]] == "" }) {
+        if let option = spec.options.first(where: { allValues[$0.names[0]]?.contains("") == true }) {
             throw UsageError(message: "The value of '\(option.names[0]) <\(option.valueName ?? "")>' is empty (an unset variable?)")
         }
     }

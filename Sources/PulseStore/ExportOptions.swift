@@ -15,6 +15,10 @@ public struct ExportOptions {
     public var progress: ((Int, Int) -> Void)?
     /// See `ArchiveWriterOptions.limits`: raised, the archive needs the same limits to import.
     public var limits: ArchiveLimits
+    /// Wraps the output in a transformation of the finished archive's bytes (age encryption):
+    /// the sink it returns receives exactly the bytes a plain export writes, and its `finish`
+    /// ends the output too.
+    public var sealing: ((ByteSink) throws -> ByteSink)?
 
     public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64,
                 compressed: Bool = true, envelopeKeysFirst: Bool = true, limits: ArchiveLimits = .standard,

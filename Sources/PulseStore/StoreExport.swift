@@ -25,11 +25,9 @@ extension PulseStore {
                 }
                 return try store.export(to: AtomicFile(targetPath: free), alternatives: names.drop { $0 != free }.dropFirst(), options: options)
             case .stream(let sink):
-                let scratch = try PrivateFiles.temporaryDirectory(prefix: "pulse-archive-export")
-                defer { PrivateFiles.remove(scratch) }
-                var result = try store.export(to: AtomicFile(targetPath: scratch + "/archive"), alternatives: [], options: options)
-                try SystemFile.openForReading(result.path, followingLinks: false).copy(to: sink)
-                try sink.finish()
+                var result = try store.exportThroughScratch(options: options) { archive in
+                    try Self.deliver(archive, to: sink, sealing: options.sealing)
+                }
                 result.path = "-"
                 return result
             }
@@ -38,8 +36,46 @@ extension PulseStore {
 
     /// Writes an archive of this store into `target`, committed under its name or, when a file
     /// of that name appeared meanwhile, under the first free one of `alternatives`; the caller
-    /// holds the lock.
+    /// holds the lock. A sealed archive is written plain to a scratch file first, then sealed
+    /// into `target`.
     func export(to target: AtomicFile, alternatives: some Sequence<String>, options: ExportOptions) throws -> ExportResult {
+        guard let sealing = options.sealing else {
+            return try exportPlain(to: target, alternatives: alternatives, options: options)
+        }
+        var committedPath = target.targetPath
+        var result = try exportThroughScratch(options: options) { archive in
+            let written = try Self.deliver(archive, to: FileSink(target.file), sealing: sealing)
+            committedPath = try target.commit(alternatives: alternatives)
+            return written
+        }
+        result.path = committedPath
+        return result
+    }
+
+    /// Copies a finished archive into `sink`, through `sealing` if given; returns the bytes
+    /// `sink` received.
+    private static func deliver(_ archive: SystemFile, to sink: ByteSink, sealing: ((ByteSink) throws -> ByteSink)?) throws -> Int64 {
+        let counter = ByteCounter(next: sink)
+        let output = try sealing?(counter) ?? counter
+        try archive.copy(to: output)
+        try output.finish()
+        return counter.count
+    }
+
+    /// Writes the archive to a private scratch file (the gzip header carries a checksum of what
+    /// follows it, written last, so it needs a file it can rewrite), then hands the finished
+    /// file to `deliver`, which returns the bytes it wrote.
+    private func exportThroughScratch(options: ExportOptions, deliver: (SystemFile) throws -> Int64) throws -> ExportResult {
+        let scratch = try PrivateFiles.temporaryDirectory(prefix: "pulse-archive-export")
+        defer { PrivateFiles.remove(scratch) }
+        var plain = options
+        plain.sealing = nil
+        var result = try exportPlain(to: AtomicFile(targetPath: scratch + "/archive"), alternatives: [], options: plain)
+        result.fileBytes = try deliver(SystemFile.openForReading(result.path, followingLinks: false))
+        return result
+    }
+
+    private func exportPlain(to target: AtomicFile, alternatives: some Sequence<String>, options: ExportOptions) throws -> ExportResult {
         let tree = try DocumentTree(scanning: directory)
         try StoreDocuments.requireExportable(tree, limits: options.limits)
         let fileSink = FileSink(target.file)
