@@ -238,6 +238,9 @@ struct DiffTests {
             #expect(result.stderr.contains(named), "\(result.stderr)")
             #expect(result.stdout.isEmpty)
         }
+        let help = try diff(["-h"])
+        #expect(help.exitCode == 0 && help.stdout.contains("USAGE: pulse-archive diff <old> <new>") && help.stdout.contains("--fail-on <kinds>"))
+        #expect(try CLI.run(["--help"]).stdout.contains("  diff "))
         for usage in [[old], [old, old, "--show", "-1"], [old, old, "--show", "x"], [old, old, "--fail-on", "lost"],
                       [old, old, "--fail-on", "removed,"], [old, old, "--exit-code", "--fail-on", "removed"], [old, old, "--bogus"]] {
             let result = try diff(usage)
