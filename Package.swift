@@ -37,7 +37,7 @@ let package = Package(
         // The SQLite store: schema, frozen migrations, staging, import and export, readiness backfill.
         .target(name: "PulseStore", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "CSQLite", "Readiness"]),
         // verify: the archive checked as CI needs it, the round trip through a temporary store,
-        // the comparison with a store (and the coming `diff`).
+        // the comparison with a store, and `diff` (built on the same sorted key runs).
         .target(name: "PulseVerify", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseStore"]),
         // Deterministic synthetic ring data for `demo` and the sample archives.
         .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseStore"]),

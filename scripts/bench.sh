@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark (docs/performance.md): reference stores of 1 and 10 years of a ring with raw
 # packets; wall time and peak RSS (/usr/bin/time -v) of export, import (without and with the
-# readiness backfill), verify and readiness --backfill; the peers gzip -6 and a Python
+# readiness backfill), verify, diff (the archive against its own plain JSON: every row read,
+# keyed, digested and joined) and readiness --backfill; the peers gzip -6 and a Python
 # standard-library importer on the same data; the ratios ours / peer. Then import, verify and
 # export of the 1-year archive with 200 MB of attachments added (scripts/add_attachments.py).
 # The floor: `read-floor` reads the archive through the codec and keeps nothing, the least any
@@ -59,6 +60,7 @@ for years in ${YEARS:-1 10}; do
     rm -f "$work/peer.sqlite"
     read -r python_s python_mb < <(measure python3 scripts/python_peer_import.py "$archive" "$work/peer.sqlite")
     read -r verify_s verify_mb < <(measure "$bin" verify "$archive" --quiet)
+    read -r diff_s diff_mb < <(measure "$bin" diff "$archive" "$work/ref-${years}y.json" --exit-code)
     read -r floor_s floor_mb < <(measure "$floor" "$archive")
     sqlite3 "$work/import/pulse.sqlite" "DELETE FROM readinessDailies"
     read -r readiness_s readiness_mb < <(measure "$bin" readiness --store "$work/import" --backfill --days 90 --as-of 2026-03-15 --timezone UTC)
@@ -70,6 +72,7 @@ for years in ${YEARS:-1 10}; do
     row "python importer (peer)" "$python_s" "$python_mb"
     row "import with backfill" "$backfill_import_s" "$backfill_import_mb"
     row "verify" "$verify_s" "$verify_mb" "verify/import $(ratio "$verify_s" "$import_s")"
+    row "diff (gzip vs its plain JSON)" "$diff_s" "$diff_mb" "diff/verify $(ratio "$diff_s" "$verify_s")"
     row "read floor (codec only)" "$floor_s" "$floor_mb" "floor/import $(ratio "$floor_s" "$import_s")"
     row "readiness --backfill (90 d)" "$readiness_s" "$readiness_mb"
 done

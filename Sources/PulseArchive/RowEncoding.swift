@@ -2,7 +2,8 @@ import Foundation
 
 /// How the writer writes the rows of one table: objects with sorted keys, nil optionals
 /// omitted. The members' `"name":` prefixes are built once per table, not once per row.
-struct RowEncoding {
+/// Public for `diff`, whose canonical content of a row is the row as an export writes it.
+public struct RowEncoding {
     /// A field in the order it is written, with the `"name":` that starts its member.
     private struct Member {
         let field: Int
@@ -17,7 +18,7 @@ struct RowEncoding {
     /// Every member's `"name":`, back to back.
     private let prefixes: [UInt8]
 
-    init(table: ArchiveTable, limits: ArchiveLimits = .standard) {
+    public init(table: ArchiveTable, limits: ArchiveLimits = .standard) {
         self.table = table
         self.limits = limits
         var prefixes: [UInt8] = []
@@ -34,7 +35,7 @@ struct RowEncoding {
     ///   would refuse (a date outside `ArchiveDate.representable`, a double that is not
     ///   finite), naming the row and field: an export refuses rather than write a file that
     ///   cannot be imported.
-    func append(_ row: ArchiveRow, index: Int, to out: inout [UInt8]) throws {
+    public func append(_ row: ArchiveRow, index: Int, to out: inout [UInt8]) throws {
         out.append(JSONByte.openBrace)
         var first = true
         try prefixes.withUnsafeBufferPointer { prefixes in

@@ -14,6 +14,10 @@ import PulseStore
 ///
 /// Keys are compared by their encoding (`KeyEncoding`), which is equal exactly when the
 /// store's unique index would call two values equal.
+///
+/// Each key may carry a payload of a fixed size (`payloadSize` bytes, 0 for `verify`), kept
+/// beside the key's bytes beyond 16 and spilled with it: `diff` stores a digest of each row
+/// there, so two archives' runs can be merge-joined by key and compared by content.
 final class SortedKeyRuns {
     /// One key with the index of the row it came from.
     private struct Entry {
@@ -26,7 +30,9 @@ final class SortedKeyRuns {
     private let directory: String
     private let name: String
     private let memoryBudget: Int
-    /// The bytes of keys longer than 16 beyond their first 16, back to back.
+    /// The bytes every key carries beside it.
+    let payloadSize: Int
+    /// Per key, its bytes beyond the first 16 then its payload, back to back.
     private var bytes: [UInt8] = []
     private var entries: [Entry] = []
     private var runs: [Run] = []
@@ -38,15 +44,25 @@ final class SortedKeyRuns {
     ///     peak within 3 MB from 1 to 10 years of data (docs/performance.md); merging costs one
     ///     open file and a 64 KB buffer per run, about 15 runs for the 10-year reference's
     ///     largest table.
-    init(directory: String, name: String, memoryBudget: Int = 2 << 20) {
+    ///   - payloadSize: the bytes each key carries (`add(_:row:payload:)`).
+    init(directory: String, name: String, memoryBudget: Int = 2 << 20, payloadSize: Int = 0) {
         self.directory = directory
         self.name = name
         self.memoryBudget = memoryBudget
+        self.payloadSize = payloadSize
     }
 
     func add(_ value: FieldValue, row: Int) throws {
+        precondition(payloadSize == 0, "a key of runs with a payload needs its payload")
+        try add(value, row: row, payload: [])
+    }
+
+    /// Adds a key with its payload, exactly `payloadSize` bytes.
+    func add(_ value: FieldValue, row: Int, payload: [UInt8]) throws {
+        precondition(payload.count == payloadSize, "a payload of \(payload.count) bytes for runs of \(payloadSize)")
         let offset = bytes.count
         let key = SortKey(value, rest: &bytes, scratch: &scratch)
+        if payloadSize > 0 { bytes.append(contentsOf: payload) }
         entries.append(Entry(key: key, offset: offset, row: row))
         if bytes.count + entries.count * MemoryLayout<Entry>.stride >= memoryBudget { try spill() }
     }
@@ -59,7 +75,7 @@ final class SortedKeyRuns {
             try spill()
         } else {
             sortEntries()
-            runs.append(.memory(MemoryRun(bytes: bytes, entries: entries.map { ($0.key, $0.offset, $0.row) })))
+            runs.append(.memory(MemoryRun(bytes: bytes, entries: entries.map { ($0.key, $0.offset, $0.row) }, payloadSize: payloadSize)))
         }
         bytes = []
         entries = []
@@ -121,7 +137,7 @@ final class SortedKeyRuns {
     }
 
     /// Writes the sorted buffer as a run file: per key its `SortKey` words, the row, then the
-    /// bytes beyond 16, little-endian.
+    /// bytes beyond 16 and the payload, little-endian.
     private func spill() throws {
         sortEntries()
         let path = "\(directory)/\(name)-\(runs.count).run"
@@ -131,7 +147,7 @@ final class SortedKeyRuns {
         for entry in entries {
             entry.key.append(to: &out)
             appendLittleEndian(UInt64(entry.row), to: &out)
-            out.append(contentsOf: bytes[entry.offset..<entry.offset + entry.key.restCount])
+            out.append(contentsOf: bytes[entry.offset..<entry.offset + entry.key.restCount + payloadSize])
             if out.count >= 1 << 18 {
                 try out.withUnsafeBytes { try file.write($0) }
                 out.removeAll(keepingCapacity: true)
@@ -139,7 +155,7 @@ final class SortedKeyRuns {
         }
         try out.withUnsafeBytes { try file.write($0) }
         try file.close()
-        runs.append(.file(path))
+        runs.append(.file(path, payloadSize: payloadSize))
         bytes.removeAll(keepingCapacity: true)
         entries.removeAll(keepingCapacity: true)
     }
@@ -148,12 +164,12 @@ final class SortedKeyRuns {
 
     private enum Run {
         case memory(MemoryRun)
-        case file(String)
+        case file(String, payloadSize: Int)
 
         func open() throws -> RunReader {
             switch self {
             case .memory(let run): return MemoryRunReader(run)
-            case .file(let path): return try FileRunReader(path: path)
+            case .file(let path, let payloadSize): return try FileRunReader(path: path, payloadSize: payloadSize)
             }
         }
     }
@@ -161,11 +177,13 @@ final class SortedKeyRuns {
     private struct MemoryRun {
         let bytes: [UInt8]
         let entries: [(SortKey, Int, Int)]
+        let payloadSize: Int
     }
 
     fileprivate class RunReader {
         var key = SortKey.none
         var rest: [UInt8] = []
+        var payload: [UInt8] = []
         var row = 0
         func advance() throws -> Bool { false }
     }
@@ -183,6 +201,10 @@ final class SortedKeyRuns {
             self.key = key
             rest.removeAll(keepingCapacity: true)
             if key.restCount > 0 { rest.append(contentsOf: run.bytes[offset..<offset + key.restCount]) }
+            if run.payloadSize > 0 {
+                payload.removeAll(keepingCapacity: true)
+                payload.append(contentsOf: run.bytes[offset + key.restCount..<offset + key.restCount + run.payloadSize])
+            }
             self.row = row
             return true
         }
@@ -190,11 +212,15 @@ final class SortedKeyRuns {
 
     private final class FileRunReader: RunReader {
         private let file: SystemFile
+        private let payloadSize: Int
         private var buffer = [UInt8](repeating: 0, count: 1 << 16)
         private var start = 0
         private var end = 0
 
-        init(path: String) throws { file = try SystemFile.openForReading(path, followingLinks: false) }
+        init(path: String, payloadSize: Int) throws {
+            file = try SystemFile.openForReading(path, followingLinks: false)
+            self.payloadSize = payloadSize
+        }
 
         deinit { try? file.close() }
 
@@ -232,6 +258,12 @@ final class SortedKeyRuns {
                 rest.append(contentsOf: buffer[start..<start + key.restCount])
                 start += key.restCount
             }
+            if payloadSize > 0 {
+                guard try fill(payloadSize) else { throw VerifyError(.damagedScratchFile, "\(file.path): a run file ends inside a record") }
+                payload.removeAll(keepingCapacity: true)
+                payload.append(contentsOf: buffer[start..<start + payloadSize])
+                start += payloadSize
+            }
             return true
         }
     }
@@ -247,8 +279,12 @@ final class SortedKeyRuns {
         }
 
         /// The current key (valid after `next()` returned true).
-        fileprivate var key: SortKey { readers[heap[0]].key }
+        var key: SortKey { readers[heap[0]].key }
         var rest: [UInt8] { readers[heap[0]].rest }
+        /// The current key's payload (`payloadSize` bytes).
+        var payload: [UInt8] { readers[heap[0]].payload }
+        /// The current key as a value, for reports.
+        var value: FieldValue { key.value(rest: rest) }
         var row: Int { readers[heap[0]].row }
 
         func next() throws -> Bool {
