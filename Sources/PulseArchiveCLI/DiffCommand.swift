@@ -34,6 +34,9 @@ struct DiffCommand: Subcommand {
     init(_ arguments: ParsedArguments, console: Console) throws {
         old = arguments.positionals[0]
         new = arguments.positionals[1]
+        if old == "-" && new == "-" {
+            throw UsageError(message: "OLD and NEW cannot both be standard input (-): name at least one file")
+        }
         json = arguments.flag("--json")
         exitCode = arguments.flag("--exit-code")
         failOn = try Self.kinds(arguments.value("--fail-on"))
@@ -59,7 +62,7 @@ struct DiffCommand: Subcommand {
     /// Every archive `diff` reads is opened here: the one place that knows how a path becomes
     /// a reader (its limits, its zone).
     func openArchive(_ path: String) throws -> ArchiveReader {
-        var reader = ArchiveReader(path: path, limits: limits)
+        var reader = ArchiveReader(try ArgumentValues.archiveInput(path), limits: limits)
         reader.timeZone = zone
         return reader
     }

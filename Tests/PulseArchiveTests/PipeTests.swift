@@ -208,3 +208,16 @@ struct ExportNameTests {
         #expect(FileManager.default.contents(atPath: dir.file("taken.json.gz")) == Data("mine".utf8))
     }
 }
+
+@Suite("diff through a pipe")
+struct DiffPipeTests {
+    @Test("diff - FILE reads OLD from a pipe; diff - - is a usage error")
+    func diffFromStandardInput() throws {
+        let fromPipe = try PipeTests.shell("gunzip -c \"\(Repository.sampleFormat2)\" | \"$PA\" diff - \"\(Repository.sampleFormat2)\" --json --exit-code", in: NSTemporaryDirectory())
+        #expect(fromPipe.exitCode == 0, "\(fromPipe.stderr)")
+        #expect(fromPipe.json["identical"] as? Bool == true)
+        let both = try PipeTests.shell("\"$PA\" diff - - < \"\(Repository.sampleFormat2)\"", in: NSTemporaryDirectory())
+        #expect(both.exitCode == 64)
+        #expect(both.stderr.contains("both be standard input"))
+    }
+}
