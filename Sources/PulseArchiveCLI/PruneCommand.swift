@@ -67,7 +67,7 @@ struct PruneCommand: Subcommand {
             console.err("Error: refusing to prune: the newest archive \(refusal.path) does not read (\(cause)); nothing was removed. Replace it with a good backup or move it out of the directory, then prune again")
             return 1
         }
-        for (file, reason) in outcome.failed { console.err("Error: \(file): \(reason)") }
+        for (_, reason) in outcome.failed { console.err("Error: \(reason)") }
         console.out(json ? Self.json(outcome).text : Self.text(outcome))
         return outcome.failed.isEmpty ? 0 : 1
     }

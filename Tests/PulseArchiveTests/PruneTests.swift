@@ -254,6 +254,21 @@ import Testing
         #expect(text.stdout.contains("1 kept, 1 removed, 1 ignored"), "\(text.stdout)")
     }
 
+    @Test("a removal the system refuses is reported as failed, exit 1, the rest of the report intact",
+          .enabled(if: ReadOnly.isAvailable))
+    func aRefusedRemovalFails() throws {
+        let dir = try Self.directory(["2021-01-01-0000", "2021-01-02-0000", "2021-01-03-0000"])
+        let before = try Self.listing(dir.path)
+        let result = try ReadOnly.run(["prune", dir.path, "--keep-last", "1", "--json"], readOnly: dir.path)
+        #expect(result.exitCode == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("Cannot remove"), "\(result.stderr)")
+        let failed = result.json["failed"] as? [[String: Any]] ?? []
+        #expect(failed.compactMap { $0["file"] as? String } == [Self.name("2021-01-02-0000"), Self.name("2021-01-01-0000")])
+        #expect(result.json["removed"] as? [String] == [])
+        #expect((result.json["kept"] as? [[String: Any]])?.count == 1)
+        #expect(try Self.listing(dir.path) == before)
+    }
+
     /// The removal step itself, for what a run cannot stage between its listing and its
     /// unlink: an entry gone meanwhile, one replaced by a link or a directory.
     @Test func removalOfExactEntries() throws {
