@@ -1,0 +1,103 @@
+import PulseArchive
+import PulseBackups
+
+/// `prune DIR --keep-… N [--dry-run] [--json]`: removes the backups no rule keeps.
+struct PruneCommand: Subcommand {
+    static let keepOptions: [(RetentionPolicy.Rule, String)] = [
+        (.last, "--keep-last"), (.hourly, "--keep-hourly"), (.daily, "--keep-daily"),
+        (.weekly, "--keep-weekly"), (.monthly, "--keep-monthly"), (.yearly, "--keep-yearly"),
+    ]
+
+    static let spec = CommandSpec(
+        name: "prune",
+        abstract: "Remove the backups in a directory that no --keep rule keeps.",
+        discussion: """
+            Candidates are the regular files named pulseloop-backup-<yyyy-MM-dd-HHmm>[-n].json.gz[.age]; every other entry is listed as ignored and never touched. They are sorted newest first by the time in their name (then by -n). --keep-last N keeps the N newest; each --keep-<period> N keeps the newest archive of each of the N newest hours, days, ISO weeks, months or years that have one (restic's forget policy); an archive is kept when any rule keeps it. N = 0 turns a rule off; at least one rule must be on. The newest archive is never removed, and is read all the way first (an encrypted one: its header): when it does not read, nothing is removed and the exit code is 1.
+            """,
+        arguments: [.init(name: "dir", help: "The directory of backups.")],
+        options: [
+            .value("--keep-last", valueName: "n", help: "Keep the n newest archives."),
+            .value("--keep-hourly", valueName: "n", help: "Keep the newest archive of each of the last n hours that have one."),
+            .value("--keep-daily", valueName: "n", help: "Keep the newest archive of each of the last n days that have one."),
+            .value("--keep-weekly", valueName: "n", help: "Keep the newest archive of each of the last n ISO weeks (Monday to Sunday) that have one."),
+            .value("--keep-monthly", valueName: "n", help: "Keep the newest archive of each of the last n months that have one."),
+            .value("--keep-yearly", valueName: "n", help: "Keep the newest archive of each of the last n years that have one."),
+            .flag("--dry-run", "-n", help: "Print the plan and remove nothing."),
+            .json, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize,
+        ]
+    )
+
+    let directory: String
+    let policy: RetentionPolicy
+    let dryRun: Bool
+    let json: Bool
+    let limits: ArchiveLimits
+    let console: Console
+
+    init(_ arguments: ParsedArguments, console: Console) throws {
+        directory = arguments.positionals[0]
+        var policy = RetentionPolicy()
+        for (rule, option) in Self.keepOptions {
+            let count = try ArgumentValues.integer(arguments.value(option), option: option, range: 0...Int.max) ?? 0
+            switch rule {
+            case .last: policy.last = count
+            case .hourly: policy.hourly = count
+            case .daily: policy.daily = count
+            case .weekly: policy.weekly = count
+            case .monthly: policy.monthly = count
+            case .yearly: policy.yearly = count
+            }
+        }
+        guard !policy.isEmpty else {
+            throw UsageError(message: "prune needs at least one --keep-last, --keep-hourly, --keep-daily, --keep-weekly, --keep-monthly or --keep-yearly with n ≥ 1: without one it would remove every archive but the newest")
+        }
+        self.policy = policy
+        dryRun = arguments.flag("--dry-run")
+        json = arguments.flag("--json")
+        limits = try ArgumentValues.limits(arguments)
+        self.console = console
+    }
+
+    func run() throws -> Int32 {
+        let outcome: Prune.Outcome
+        do {
+            outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits)
+        } catch let refusal as UnreadableNewestArchive {
+            let cause = (refusal.cause as? ArchiveError).map { LimitOptions.advice($0.message, limit: $0.limit) } ?? "\(refusal.cause)"
+            console.err("Error: refusing to prune: the newest archive \(refusal.path) does not read (\(cause)); nothing was removed. Replace it with a good backup or move it out of the directory, then prune again")
+            return 1
+        }
+        for (_, reason) in outcome.failed { console.err("Error: \(reason)") }
+        console.out(json ? Self.json(outcome).text : Self.text(outcome))
+        return outcome.failed.isEmpty ? 0 : 1
+    }
+
+    static func json(_ outcome: Prune.Outcome) -> JSONReport {
+        let problems = { (list: [(file: String, reason: String)]) -> JSONReport in
+            .array(list.map { .object([("file", .string($0.file)), ("reason", .string($0.reason))]) })
+        }
+        return .object([
+            ("kept", .array(outcome.kept.map { .object([("file", .string($0.name.fileName)), ("reasons", .array($0.reasons.map { .string($0) }))]) })),
+            ("removed", .array(outcome.removed.map { .string($0) })),
+            ("ignored", .array(outcome.ignored.map { .string($0) })),
+            ("dryRun", .bool(outcome.dryRun)),
+            ("skipped", problems(outcome.skipped)),
+            ("failed", problems(outcome.failed)),
+        ])
+    }
+
+    static func text(_ outcome: Prune.Outcome) -> String {
+        var rows: [[String]] = []
+        for kept in outcome.kept { rows.append(["keep", kept.name.fileName, kept.reasons.joined(separator: ", ")]) }
+        for file in outcome.removed { rows.append([outcome.dryRun ? "would remove" : "removed", file, ""]) }
+        for (file, reason) in outcome.skipped { rows.append(["skipped", file, reason]) }
+        for (file, reason) in outcome.failed { rows.append(["failed", file, reason]) }
+        for file in outcome.ignored { rows.append(["ignored", file, "not a regular file named by the scheme"]) }
+        var text = rows.isEmpty ? "  (no entries)" : Formatting.columns(["action", "file", "why"], rows, numeric: [])
+        text += "\n\(outcome.kept.count) kept, \(outcome.removed.count) \(outcome.dryRun ? "to remove" : "removed"), \(outcome.ignored.count) ignored"
+        if !outcome.skipped.isEmpty { text += ", \(outcome.skipped.count) skipped" }
+        if !outcome.failed.isEmpty { text += ", \(outcome.failed.count) failed" }
+        if outcome.dryRun { text += " (dry run: nothing was removed)" }
+        return text
+    }
+}

@@ -1,0 +1,95 @@
+/// A file name of the backup scheme, `pulseloop-backup-<yyyy-MM-dd-HHmm>[-n].json.gz[.age]`:
+/// the names `export -o DIR` writes (with `-n`, n ≥ 2, when the minute's name was taken), and
+/// the same encrypted with age. Anything else is not a backup of ours and is never touched.
+///
+/// The time is the name's local time, without a zone: a calendar date-time compared by its
+/// components, never converted to an instant (a name written in summer and one written in
+/// winter compare as their digits say).
+public struct BackupName: Sendable, Equatable {
+    public let fileName: String
+    public let year: Int
+    public let month: Int
+    public let day: Int
+    public let hour: Int
+    public let minute: Int
+    /// The `-n` suffix's digits ("1" when there is none): kept as text, compared by length
+    /// then by digits, so no suffix, however long, is converted to a number.
+    public let sequence: String
+    /// The name ends `.age`: the archive is encrypted.
+    public let encrypted: Bool
+
+    static let prefix = Array("pulseloop-backup-".utf8)
+    static let gzipSuffix = Array(".json.gz".utf8)
+    static let ageSuffix = Array(".age".utf8)
+
+    /// Parses `fileName`; nil for any name outside the scheme (including a date that does not
+    /// exist, such as 2021-02-30 or hour 24, and `-0`, `-1` or `-02`).
+    public init?(_ fileName: String) {
+        var bytes = Array(fileName.utf8)
+        guard bytes.starts(with: Self.prefix) else { return nil }
+        bytes.removeFirst(Self.prefix.count)
+        var encrypted = false
+        if bytes.count >= Self.ageSuffix.count, Array(bytes.suffix(Self.ageSuffix.count)) == Self.ageSuffix {
+            encrypted = true
+            bytes.removeLast(Self.ageSuffix.count)
+        }
+        guard bytes.count >= Self.gzipSuffix.count, Array(bytes.suffix(Self.gzipSuffix.count)) == Self.gzipSuffix else { return nil }
+        bytes.removeLast(Self.gzipSuffix.count)
+        // Left: yyyy-MM-dd-HHmm, then optionally -n.
+        guard bytes.count >= 15, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "-"),
+              let year = Self.number(bytes[0..<4]), let month = Self.number(bytes[5..<7]), let day = Self.number(bytes[8..<10]),
+              let hour = Self.number(bytes[11..<13]), let minute = Self.number(bytes[13..<15])
+        else { return nil }
+        guard year >= 1, (1...12).contains(month), day >= 1, day <= Self.daysInMonth(year: year, month: month),
+              (0...23).contains(hour), (0...59).contains(minute)
+        else { return nil }
+        var sequence = "1"
+        if bytes.count > 15 {
+            let rest = bytes[15...]
+            guard rest.first == UInt8(ascii: "-") else { return nil }
+            let digits = rest.dropFirst()
+            guard let first = digits.first, first != UInt8(ascii: "0"), digits.allSatisfy(Self.isDigit) else { return nil }
+            // n ≥ 2: a single "1" is not a suffix export writes.
+            guard !(digits.count == 1 && first == UInt8(ascii: "1")) else { return nil }
+            sequence = String(decoding: digits, as: UTF8.self)
+        }
+        self.fileName = fileName
+        self.year = year
+        self.month = month
+        self.day = day
+        self.hour = hour
+        self.minute = minute
+        self.sequence = sequence
+        self.encrypted = encrypted
+    }
+
+    /// True when `self` is newer than `other`: later time, then the higher `-n` (written
+    /// later in the same minute), then, for two names alike but for `.age`, the name itself.
+    public func isNewer(than other: BackupName) -> Bool {
+        let a = (year, month, day, hour, minute), b = (other.year, other.month, other.day, other.hour, other.minute)
+        if a != b { return a > b }
+        if sequence.utf8.count != other.sequence.utf8.count { return sequence.utf8.count > other.sequence.utf8.count }
+        if sequence != other.sequence { return other.sequence.utf8.lexicographicallyPrecedes(sequence.utf8) }
+        return other.fileName.utf8.lexicographicallyPrecedes(fileName.utf8)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    /// The value of 2 or 4 ASCII digits (no sign, no overflow possible).
+    private static func number(_ digits: ArraySlice<UInt8>) -> Int? {
+        var value = 0
+        for byte in digits {
+            guard isDigit(byte) else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    static func daysInMonth(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+}

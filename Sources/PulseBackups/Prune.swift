@@ -1,0 +1,55 @@
+import PulseArchive
+import PulseSystem
+
+/// `prune`: the policy applied to a directory of backups, after the newest has been read.
+public enum Prune {
+    public struct Outcome {
+        /// Newest first, with the rules that keep each.
+        public let kept: [RetentionPolicy.Kept]
+        /// Removed, or with `dryRun` to be removed; newest first.
+        public let removed: [String]
+        /// Planned for removal but left: gone meanwhile, or no longer a regular file.
+        public let skipped: [(file: String, reason: String)]
+        /// Planned for removal, and the removal failed.
+        public let failed: [(file: String, reason: String)]
+        /// Entries that are not candidates, sorted.
+        public let ignored: [String]
+        public let dryRun: Bool
+    }
+
+    /// Lists `directory`, plans with `policy`, reads the newest archive and, unless `dryRun`,
+    /// removes what no rule keeps.
+    /// - Throws: `SystemError` when the directory cannot be listed; `UnreadableNewestArchive`
+    ///   when the newest does not read (nothing is removed, even with `dryRun` it is reported).
+    /// - Precondition: `policy` is not empty (the command line refuses an empty one).
+    public static func run(directory: String, policy: RetentionPolicy, dryRun: Bool, limits: ArchiveLimits) throws -> Outcome {
+        precondition(!policy.isEmpty, "prune needs at least one --keep rule")
+        let listing = try BackupDirectory(directory)
+        let plan = policy.plan(listing.archives)
+        if let newest = plan.newest {
+            try NewestArchiveCheck.check(newest, at: join(directory, newest.fileName), limits: limits)
+        }
+        var removed: [String] = []
+        var skipped: [(file: String, reason: String)] = []
+        var failed: [(file: String, reason: String)] = []
+        for name in plan.removed {
+            // Never the newest: the plan keeps it, and this says so again where files go.
+            guard name.fileName != plan.newest?.fileName else { continue }
+            if dryRun {
+                removed.append(name.fileName)
+                continue
+            }
+            switch listing.remove(name.fileName) {
+            case .removed: removed.append(name.fileName)
+            case .vanished: skipped.append((name.fileName, "gone already"))
+            case .notRegularFile: skipped.append((name.fileName, "no longer a regular file; left alone"))
+            case .failed(let reason): failed.append((name.fileName, reason))
+            }
+        }
+        return Outcome(kept: plan.kept, removed: removed, skipped: skipped, failed: failed, ignored: listing.ignored, dryRun: dryRun)
+    }
+
+    private static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+}

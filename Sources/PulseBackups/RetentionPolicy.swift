@@ -1,0 +1,118 @@
+import Foundation
+
+/// Which archives to keep, with the semantics of restic's `forget`: `last` keeps the N newest;
+/// each period rule walks the archives newest first and keeps the newest archive of each
+/// period (hour, day, ISO week, month, year) until it has kept N periods. An archive is kept
+/// when any rule keeps it. A count of 0 turns its rule off.
+public struct RetentionPolicy: Sendable, Equatable {
+    public enum Rule: String, Sendable, CaseIterable {
+        case last, hourly, daily, weekly, monthly, yearly
+    }
+
+    public var last = 0
+    public var hourly = 0
+    public var daily = 0
+    public var weekly = 0
+    public var monthly = 0
+    public var yearly = 0
+
+    public init(last: Int = 0, hourly: Int = 0, daily: Int = 0, weekly: Int = 0, monthly: Int = 0, yearly: Int = 0) {
+        self.last = last
+        self.hourly = hourly
+        self.daily = daily
+        self.weekly = weekly
+        self.monthly = monthly
+        self.yearly = yearly
+    }
+
+    public func count(of rule: Rule) -> Int {
+        switch rule {
+        case .last: last
+        case .hourly: hourly
+        case .daily: daily
+        case .weekly: weekly
+        case .monthly: monthly
+        case .yearly: yearly
+        }
+    }
+
+    /// True when no rule is on: such a policy would keep only the newest, and is refused.
+    public var isEmpty: Bool { Rule.allCases.allSatisfy { count(of: $0) <= 0 } }
+
+    /// One archive the plan keeps, and the rules that keep it, in `Rule` order.
+    public struct Kept: Sendable, Equatable {
+        public let name: BackupName
+        public let reasons: [String]
+    }
+
+    public struct Plan: Sendable {
+        /// Newest first.
+        public let kept: [Kept]
+        /// Newest first.
+        public let removed: [BackupName]
+        /// The newest archive (kept whatever the rules say), nil when there is none.
+        public var newest: BackupName? { kept.first?.name }
+    }
+
+    /// The reason given for the newest archive when no rule kept it (a policy that is not empty
+    /// always keeps it: it is the newest of its every period).
+    public static let newestReason = "newest"
+
+    /// Applies the policy to `names`, in any order.
+    public func plan(_ names: [BackupName]) -> Plan {
+        let sorted = names.sorted { $0.isNewer(than: $1) }
+        var reasons = Array(repeating: [String](), count: sorted.count)
+        for rule in Rule.allCases {
+            var left = count(of: rule)
+            guard left > 0 else { continue }
+            var lastPeriod: [Int]?
+            for (index, name) in sorted.enumerated() where left > 0 {
+                let period = Self.period(of: name, for: rule, index: index)
+                if period != lastPeriod {
+                    reasons[index].append(rule.rawValue)
+                    lastPeriod = period
+                    left -= 1
+                }
+            }
+        }
+        if !reasons.isEmpty, reasons[0].isEmpty { reasons[0].append(Self.newestReason) }
+        var kept: [Kept] = []
+        var removed: [BackupName] = []
+        for (index, name) in sorted.enumerated() {
+            if reasons[index].isEmpty { removed.append(name) } else { kept.append(Kept(name: name, reasons: reasons[index])) }
+        }
+        return Plan(kept: kept, removed: removed)
+    }
+
+    /// The ISO 8601 week calendar: weeks start on Monday, and week 1 is the one with the
+    /// year's first Thursday (at least 4 of its days in the new year). UTC, so that a name's
+    /// date-time is taken as written, never shifted by a zone or its daylight saving time.
+    static let isoWeeks: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.firstWeekday = 2
+        calendar.minimumDaysInFirstWeek = 4
+        return calendar
+    }()
+
+    /// The period `name` falls in for `rule`, as comparable numbers. `last` puts every archive
+    /// in its own period (its place in the order).
+    static func period(of name: BackupName, for rule: Rule, index: Int) -> [Int] {
+        switch rule {
+        case .last: return [index]
+        case .hourly: return [name.year, name.month, name.day, name.hour]
+        case .daily: return [name.year, name.month, name.day]
+        case .weekly: return isoWeek(year: name.year, month: name.month, day: name.day)
+        case .monthly: return [name.year, name.month]
+        case .yearly: return [name.year]
+        }
+    }
+
+    /// `[yearForWeekOfYear, weekOfYear]` of a calendar day: 2021-01-03 is week 53 of 2020.
+    public static func isoWeek(year: Int, month: Int, day: Int) -> [Int] {
+        let components = DateComponents(year: year, month: month, day: day, hour: 12)
+        guard let date = isoWeeks.date(from: components) else { return [year, month, day] }
+        let week = isoWeeks.dateComponents([.yearForWeekOfYear, .weekOfYear], from: date)
+        return [week.yearForWeekOfYear ?? year, week.weekOfYear ?? 0]
+    }
+}
