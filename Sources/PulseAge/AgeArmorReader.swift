@@ -66,7 +66,9 @@ final class AgeArmorReader: ByteSource {
                 guard whitespace <= Self.maxWhitespace else { throw failure("too much whitespace before the armor") }
                 continue
             }
-            guard text == Self.beginLine else { throw failure("expected -----BEGIN AGE ENCRYPTED FILE-----") }
+            guard text == Self.beginLine else {
+                throw failure("expected -----BEGIN AGE ENCRYPTED FILE----- (the file is neither a binary age file nor in age's ASCII armor)")
+            }
             started = true
         }
         let text = try line()
@@ -76,6 +78,7 @@ final class AgeArmorReader: ByteSource {
             try endOfArmor()
             return
         }
+        guard !text.isEmpty else { throw failure("an empty line") }
         guard text.count <= Self.columns else { throw failure("a line is longer than \(Self.columns) columns") }
         guard let bytes = AgeBase64.decodePadded(text) else { throw failure("not canonical padded base64") }
         if bytes.count < Self.columns / 4 * 3 {

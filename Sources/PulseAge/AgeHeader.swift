@@ -124,8 +124,11 @@ public enum AgeFormat {
     /// The stream of the age file proper: `source` itself, or the armor decoded.
     static func openInput(_ source: ByteSource, name: String) throws(AgeError) -> (AgeInput, armored: Bool) {
         let raw = AgeInput(source: source, name: name)
-        let head = try raw.peek(atLeast: AgeArmorReader.maxWhitespace + AgeArmorReader.beginLine.count + 2)
-        guard !head.starts(with: AgeHeader.versionPrefix), looksLikeAge(Array(head)) else { return (raw, false) }
+        // Binary when it starts (or, cut short, would start) with `age-encryption.org/`, or is
+        // empty; anything else is read as armor, whose reader says precisely what is wrong.
+        let head = try raw.peek(atLeast: AgeHeader.versionPrefix.count)
+        let prefix = head.prefix(AgeHeader.versionPrefix.count)
+        guard !head.isEmpty, !AgeHeader.versionPrefix.starts(with: prefix) else { return (raw, false) }
         return (AgeInput(source: AgeArmorReader(input: raw, name: name), name: name, bufferSize: 4096), true)
     }
 }
