@@ -119,7 +119,7 @@ public final class AgeDecryptingSource: ByteSource {
         guard let length = opened else {
             OPENSSL_cleanse(plain.baseAddress, plain.count)
             let what = count < Self.sealedChunkSize && chunkIndex > 0
-                ? "fails its authentication tag (or the file was cut short inside it)"
+                ? "fails its authentication tag (damaged, cut short inside it, or with data appended)"
                 : "fails its authentication tag"
             throw AgeError(.badChunk, "\(name): \(where_) \(what): the file is damaged or was changed")
         }

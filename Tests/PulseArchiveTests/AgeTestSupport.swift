@@ -83,6 +83,9 @@ enum AgeTest {
         try sink.finish()
     }
 
+    /// Equality as a plain Bool, so that a failed expectation does not print megabytes.
+    static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool { a == b }
+
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     /// Deterministic bytes that do not repeat within a chunk.
