@@ -3,11 +3,7 @@
 /// (unused bits of the last character not zero). The armor uses the padded form, equally strict.
 enum AgeBase64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-    private static let values: [Int8] = {
-        var table = [Int8](repeating: -1, count: 256)
-        for (index, character) in alphabet.enumerated() { table[Int(character)] = Int8(index) }
-        return table
-    }()
+    private static let values = decodingTable(alphabet)
 
     static func encode(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
@@ -62,4 +58,11 @@ enum AgeBase64 {
         guard body.count + padding == text.count, !body.contains(UInt8(ascii: "=")) else { return nil }
         return decode(body)
     }
+}
+
+/// For each byte, its index in `alphabet`, or -1: the decoding table of a base-N alphabet.
+func decodingTable(_ alphabet: [UInt8]) -> [Int8] {
+    var table = [Int8](repeating: -1, count: 256)
+    for (index, character) in alphabet.enumerated() { table[Int(character)] = Int8(index) }
+    return table
 }

@@ -84,12 +84,7 @@ public final class AgeDecryptingSource: ByteSource {
         return count
     }
 
-    private func nonce(final: Bool) -> [UInt8] {
-        var nonce = [UInt8](repeating: 0, count: ChaChaPoly.nonceSize)
-        for i in 0..<8 { nonce[10 - i] = UInt8(truncatingIfNeeded: chunkIndex >> UInt64(8 * i)) }
-        nonce[11] = final ? 1 : 0
-        return nonce
-    }
+    private func nonce(final: Bool) -> [UInt8] { ChaChaPoly.streamNonce(chunk: chunkIndex, final: final) }
 
     private func openChunk() throws(AgeError) {
         let offset = input.offset

@@ -122,9 +122,7 @@ public final class AgeEncryptingSink: ByteSink {
     }
 
     private func seal(final: Bool) throws {
-        var nonce = [UInt8](repeating: 0, count: ChaChaPoly.nonceSize)
-        for i in 0..<8 { nonce[10 - i] = UInt8(truncatingIfNeeded: chunkIndex >> UInt64(8 * i)) }
-        nonce[11] = final ? 1 : 0
+        let nonce = ChaChaPoly.streamNonce(chunk: chunkIndex, final: final)
         let count = try cipher.seal(nonce: nonce, UnsafeRawBufferPointer(rebasing: plain[0..<buffered]), into: sealed)
         try output.write(UnsafeRawBufferPointer(rebasing: sealed[0..<count]))
         guard chunkIndex < UInt64.max else { throw AgeError(.io, "too many chunks") }

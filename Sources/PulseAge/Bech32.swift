@@ -4,11 +4,7 @@
 /// are not zero are refused.
 enum Bech32 {
     private static let alphabet = Array("qpzry9x8gf2tvdw0s3jn54khce6mua7l".utf8)
-    private static let values: [Int8] = {
-        var table = [Int8](repeating: -1, count: 128)
-        for (index, character) in alphabet.enumerated() { table[Int(character)] = Int8(index) }
-        return table
-    }()
+    private static let values = decodingTable(alphabet)
 
     /// `hrp` (lower case) + "1" + data + checksum, in lower case (callers upper-case it).
     static func encode(hrp: String, data: [UInt8]) -> String {
@@ -35,7 +31,7 @@ enum Bech32 {
         var words: [UInt8] = []
         words.reserveCapacity(lower.count - separator - 1)
         for character in lower[(separator + 1)...] {
-            let value = character < 128 ? values[Int(character)] : -1
+            let value = values[Int(character)]
             guard value >= 0 else { return nil }
             words.append(UInt8(value))
         }

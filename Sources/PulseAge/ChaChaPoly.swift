@@ -6,6 +6,15 @@ final class ChaChaPoly {
     static let tagSize = 16
     static let nonceSize = 12
 
+    /// The nonce of a payload chunk (age's STREAM): an 11-byte big-endian chunk counter, then
+    /// 1 for the final chunk and 0 otherwise.
+    static func streamNonce(chunk: UInt64, final: Bool) -> [UInt8] {
+        var nonce = [UInt8](repeating: 0, count: nonceSize)
+        for i in 0..<8 { nonce[10 - i] = UInt8(truncatingIfNeeded: chunk >> UInt64(8 * i)) }
+        nonce[11] = final ? 1 : 0
+        return nonce
+    }
+
     private let key: SecretBytes
     private let cipher: OpaquePointer
     private let context: OpaquePointer
