@@ -23,11 +23,21 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // OpenSSL 3's libcrypto: the primitives of the age format (X25519, ChaCha20-Poly1305,
+        // HKDF, HMAC, scrypt, SHA-256, the CSPRNG). Nothing of the format itself.
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
         // The system layer: byte streams, private files and directories, signals and cleanup,
         // worker threads and bounded queues. Knows nothing of archives.
         .target(name: "PulseSystem"),
+        // The age file format (age-encryption.org/v1) over libcrypto: encrypting and decrypting
+        // byte streams, keys, identity and recipients files. Knows nothing of archives.
+        .target(name: "PulseAge", dependencies: ["CCrypto", "PulseSystem"]),
         // The codec: tables, JSON dialect, gzip, streaming reader and writer. No store.
-        .target(name: "PulseArchive", dependencies: ["CZlib", "PulseSystem"]),
+        .target(name: "PulseArchive", dependencies: ["CZlib", "PulseSystem", "PulseAge"]),
         // The workout document store: typed documents, canonical encoding, ULIDs, merge.
         .target(name: "PulseDocuments", dependencies: ["PulseArchive", "PulseSystem"]),
         // Pure readiness and sleep-score maths: no SQLite, no store, no chart.
@@ -45,7 +55,7 @@ let package = Package(
         // the check of the newest archive, the removal of exact entries. No store.
         .target(name: "PulseBackups", dependencies: ["PulseSystem", "PulseArchive"]),
         // Argument parsing, commands, progress and reports.
-        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups"]),
+        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups", "PulseAge"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
         // Writes the golden files in Archives/ once; refuses to overwrite them.
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
@@ -53,7 +63,7 @@ let package = Package(
         .executableTarget(name: "read-floor", dependencies: ["PulseArchive"]),
         .testTarget(
             name: "PulseArchiveTests",
-            dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify", "PulseDemo", "PulseBackups", "PulseArchiveCLI", "pulse-archive"]
+            dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify", "PulseDemo", "PulseBackups", "PulseArchiveCLI", "pulse-archive", "PulseAge", "CZlib"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,10 @@
+#ifndef PULSE_CCRYPTO_SHIM_H
+#define PULSE_CCRYPTO_SHIM_H
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/rand.h>
+#include <openssl/err.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
+#endif

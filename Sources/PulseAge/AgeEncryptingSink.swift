@@ -1,0 +1,132 @@
+import CCrypto
+import PulseSystem
+
+/// Writes the age encryption (binary, never armored) of the bytes written to it into `output`:
+/// the header when created, then 64 KiB chunks as they fill; `finish()` seals the final chunk
+/// (one empty final chunk for an empty plaintext) and finishes `output`. Memory is two chunk
+/// buffers whatever the size. A new random file key and payload nonce for every file.
+public final class AgeEncryptingSink: ByteSink {
+    private let output: ByteSink
+    private let cipher: ChaChaPoly
+    private var plain: UnsafeMutableRawBufferPointer
+    private var sealed: UnsafeMutableRawBufferPointer
+    private var buffered = 0
+    private var chunkIndex: UInt64 = 0
+    private var finished = false
+
+    /// Encrypts to X25519 recipients (one stanza each).
+    /// - Throws: `.recipientSyntax` when `recipients` is empty or one is a low-order point;
+    ///   `.crypto`; errors of `output`.
+    public convenience init(output: ByteSink, recipients: [AgeX25519Recipient]) throws {
+        guard !recipients.isEmpty else { throw AgeError(.recipientSyntax, "no recipient to encrypt to") }
+        let fileKey = try SecretBytes.random(count: 16)
+        var stanzas: [AgeStanza] = []
+        for recipient in recipients {
+            let ephemeral = try SecretBytes.random(count: 32)
+            let share = try LibCrypto.x25519PublicKey(secret: ephemeral)
+            guard let shared = try LibCrypto.x25519(secret: ephemeral, peer: recipient.publicKey) else {
+                throw AgeError(.recipientSyntax, "the recipient \(recipient.bech32) is not a usable X25519 public key (a low-order point)")
+            }
+            let wrapKey = try shared.withBytes { (bytes) throws(AgeError) in
+                try LibCrypto.hkdfSHA256(key: bytes, salt: share + recipient.publicKey, info: AgeUnwrap.x25519Label)
+            }
+            stanzas.append(AgeStanza(type: "X25519", arguments: [String(decoding: AgeBase64.encode(share), as: UTF8.self)],
+                                     body: try Self.wrap(fileKey, with: wrapKey)))
+        }
+        try self.init(output: output, fileKey: fileKey, stanzas: stanzas)
+    }
+
+    /// Encrypts with a passphrase (one scrypt stanza, work factor `workFactor`, 18 by default
+    /// as the age tool; at most 22). The caller refuses an empty passphrase if it wants to.
+    /// - Throws: `.workFactorTooLarge` for a work factor outside 1…22; `.crypto`; errors of
+    ///   `output`.
+    public convenience init(output: ByteSink, passphrase: [UInt8], workFactor: Int = AgeFormat.defaultWorkFactor) throws {
+        guard workFactor >= 1, workFactor <= AgeFormat.maximumWorkFactor else {
+            throw AgeError(.workFactorTooLarge, "the scrypt work factor \(workFactor) is outside 1…\(AgeFormat.maximumWorkFactor)")
+        }
+        let fileKey = try SecretBytes.random(count: 16)
+        var salt = [UInt8](repeating: 0, count: 16)
+        try salt.withUnsafeMutableBytes { try LibCrypto.randomBytes($0) }
+        let wrapKey = try LibCrypto.scrypt(passphrase: passphrase, salt: AgeUnwrap.scryptLabel + salt, logN: workFactor)
+        let stanza = AgeStanza(type: "scrypt", arguments: [String(decoding: AgeBase64.encode(salt), as: UTF8.self), String(workFactor)],
+                               body: try Self.wrap(fileKey, with: wrapKey))
+        try self.init(output: output, fileKey: fileKey, stanzas: [stanza])
+    }
+
+    private init(output: ByteSink, fileKey: SecretBytes, stanzas: [AgeStanza]) throws {
+        var header = AgeHeader.intro + [UInt8(ascii: "\n")]
+        for stanza in stanzas {
+            header += Array("-> ".utf8) + Array(([stanza.type] + stanza.arguments).joined(separator: " ").utf8) + [UInt8(ascii: "\n")]
+            let body = AgeBase64.encode(stanza.body)
+            var index = 0
+            repeat {  // lines of 64 columns, the last shorter (empty when the body fills the line)
+                let line = body[index..<Swift.min(index + 64, body.count)]
+                header += line + [UInt8(ascii: "\n")]
+                index += 64
+            } while index <= body.count
+        }
+        header += Array("---".utf8)
+        let macKey = try fileKey.withBytes { (key) throws(AgeError) in try LibCrypto.hkdfSHA256(key: key, salt: [], info: "header") }
+        let mac = try LibCrypto.hmacSHA256(key: macKey, data: header)
+        header += [UInt8(ascii: " ")] + AgeBase64.encode(mac) + [UInt8(ascii: "\n")]
+
+        var nonce = [UInt8](repeating: 0, count: 16)
+        try nonce.withUnsafeMutableBytes { try LibCrypto.randomBytes($0) }
+        header += nonce
+        let payloadKey = try fileKey.withBytes { (key) throws(AgeError) in try LibCrypto.hkdfSHA256(key: key, salt: nonce, info: "payload") }
+        self.output = output
+        cipher = try ChaChaPoly(key: payloadKey)
+        plain = .allocate(byteCount: AgeFormat.chunkSize, alignment: 16)
+        sealed = .allocate(byteCount: AgeFormat.chunkSize + ChaChaPoly.tagSize, alignment: 16)
+        try header.withUnsafeBytes { try output.write($0) }
+    }
+
+    deinit {
+        OPENSSL_cleanse(plain.baseAddress, plain.count)
+        plain.deallocate()
+        sealed.deallocate()
+    }
+
+    private static func wrap(_ fileKey: SecretBytes, with wrapKey: SecretBytes) throws(AgeError) -> [UInt8] {
+        let aead = try ChaChaPoly(key: wrapKey)
+        var body = [UInt8](repeating: 0, count: 32)
+        _ = try typedAge {
+            try fileKey.withBytes { key in
+                try body.withUnsafeMutableBytes { out in try aead.seal(nonce: [UInt8](repeating: 0, count: 12), key, into: out) }
+            }
+        }
+        return body
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard !finished else { throw AgeError(.io, "write after the end of the encrypted stream") }
+        var index = 0
+        while index < bytes.count {
+            if buffered == AgeFormat.chunkSize {
+                // More plaintext follows a full chunk, so that chunk is not the final one.
+                try seal(final: false)
+            }
+            let count = Swift.min(AgeFormat.chunkSize - buffered, bytes.count - index)
+            (plain.baseAddress! + buffered).copyMemory(from: bytes.baseAddress! + index, byteCount: count)
+            buffered += count
+            index += count
+        }
+    }
+
+    public func finish() throws {
+        guard !finished else { return }
+        try seal(final: true)
+        finished = true
+        OPENSSL_cleanse(plain.baseAddress, plain.count)
+        try output.finish()
+    }
+
+    private func seal(final: Bool) throws {
+        let nonce = ChaChaPoly.streamNonce(chunk: chunkIndex, final: final)
+        let count = try cipher.seal(nonce: nonce, UnsafeRawBufferPointer(rebasing: plain[0..<buffered]), into: sealed)
+        try output.write(UnsafeRawBufferPointer(rebasing: sealed[0..<count]))
+        guard chunkIndex < UInt64.max else { throw AgeError(.io, "too many chunks") }
+        chunkIndex += 1
+        buffered = 0
+    }
+}

@@ -1,0 +1,136 @@
+/// One recipient stanza of the header: `-> type args…` and its body.
+struct AgeStanza {
+    var type: String
+    var arguments: [String]
+    var body: [UInt8]
+}
+
+/// The header of an age file, parsed strictly (c2sp.org/age): the intro line, the stanzas, the
+/// MAC line. Keeps the bytes the MAC covers (from the first byte through `---`).
+struct AgeHeader {
+    static let intro = Array("age-encryption.org/v1".utf8)
+    static let versionPrefix = Array("age-encryption.org/".utf8)
+    static let bytesPerBodyLine = 48
+    /// Limits a hostile header: one line, and the whole.
+    static let maxLineBytes = 64 * 1024
+    static let maxHeaderBytes = 1 << 20
+
+    var stanzas: [AgeStanza]
+    var mac: [UInt8]
+    var macInput: [UInt8]
+
+    /// Reads the header from `input`, leaving it at the first byte of the payload.
+    static func read(from input: AgeInput, name: String) throws(AgeError) -> AgeHeader {
+        func damaged(_ what: String) -> AgeError { AgeError(.damagedHeader, "\(name): the age header is damaged: \(what)") }
+        var raw: [UInt8] = []
+        func nextLine(_ what: String) throws(AgeError) -> [UInt8] {
+            guard let (line, terminated) = try input.readLine(limit: maxLineBytes), terminated else {
+                throw damaged("the file ends inside the header (\(what))")
+            }
+            raw += line
+            raw.append(UInt8(ascii: "\n"))
+            guard raw.count <= maxHeaderBytes else { throw damaged("the header is longer than \(maxHeaderBytes) bytes") }
+            return line
+        }
+
+        guard let (first, terminated) = try input.readLine(limit: maxLineBytes) else {
+            throw damaged("the file is empty")
+        }
+        if first != intro {
+            if first.starts(with: versionPrefix) {
+                let version = first.dropFirst(versionPrefix.count).prefix(16)
+                let shown = version.allSatisfy({ $0 >= 0x21 && $0 <= 0x7e }) ? String(decoding: version, as: UTF8.self) : "?"
+                throw AgeError(.unsupportedVersion, "\(name): age format version \(shown) is not supported (only v1)")
+            }
+            throw damaged("the first line is not age-encryption.org/v1")
+        }
+        guard terminated else { throw damaged("the file ends after the first line") }
+        raw = first + [UInt8(ascii: "\n")]
+
+        var stanzas: [AgeStanza] = []
+        while true {
+            let line = try nextLine("a stanza or the MAC line")
+            if line.starts(with: Array("---".utf8)) {
+                let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+                guard parts.count == 2, parts[0].elementsEqual("---".utf8),
+                      let mac = AgeBase64.decode(parts[1]), mac.count == 32
+                else { throw damaged("the MAC line is malformed") }
+                raw.removeLast(line.count + 1 - 3)  // the MAC covers the header through "---"
+                return AgeHeader(stanzas: stanzas, mac: mac, macInput: raw)
+            }
+            guard line.starts(with: Array("-> ".utf8)) else { throw damaged("stanza \(stanzas.count + 1) does not start with \"-> \"") }
+            let arguments = line.dropFirst(3).split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+            guard !arguments.isEmpty, arguments.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0 >= 0x21 && $0 <= 0x7e } }) else {
+                throw damaged("stanza \(stanzas.count + 1) has an empty or invalid argument")
+            }
+            var body: [UInt8] = []
+            while true {
+                let bodyLine = try nextLine("the body of stanza \(stanzas.count + 1)")
+                guard let bytes = AgeBase64.decode(bodyLine), bytes.count <= bytesPerBodyLine else {
+                    throw damaged("the body of stanza \(stanzas.count + 1) is not canonical base64 in lines of 64 columns ending with a shorter one")
+                }
+                body += bytes
+                if bytes.count < bytesPerBodyLine { break }
+            }
+            let strings = arguments.map { String(decoding: $0, as: UTF8.self) }
+            stanzas.append(AgeStanza(type: strings[0], arguments: Array(strings.dropFirst()), body: body))
+        }
+    }
+}
+
+/// What the header of an age file says, read without a key: for `inspect`.
+public struct AgeHeaderSummary: Sendable, Equatable {
+    /// The stanza types in the order of the header (`X25519`, `scrypt`, `mlkem768x25519`, …).
+    public let stanzaTypes: [String]
+    /// True when the file is in the ASCII armor.
+    public let armored: Bool
+    public var stanzaCount: Int { stanzaTypes.count }
+
+    public init(stanzaTypes: [String], armored: Bool) {
+        self.stanzaTypes = stanzaTypes
+        self.armored = armored
+    }
+}
+
+/// Recognising age files and reading their header.
+public enum AgeFormat {
+    /// The age tool's limit on the scrypt work factor (log2 N): above it a file is refused
+    /// before any scrypt work, as it would take minutes and gigabytes.
+    public static let maximumWorkFactor = 22
+    /// The work factor we write, the age tool's default.
+    public static let defaultWorkFactor = 18
+    /// Plaintext bytes per payload chunk.
+    public static let chunkSize = 64 * 1024
+
+    /// True when `head` (the first bytes of a file: give at least the first 1 100 bytes, or the
+    /// whole file when shorter) starts like an age file: `age-encryption.org/`, or the armor's
+    /// BEGIN line after whitespace only.
+    public static func looksLikeAge(_ head: [UInt8]) -> Bool {
+        if head.starts(with: AgeHeader.versionPrefix) { return true }
+        let afterSpace = head.drop { $0 == 0x20 || ($0 >= 0x09 && $0 <= 0x0d) }
+        guard head.count - afterSpace.count <= AgeArmorReader.maxWhitespace else { return false }
+        return afterSpace.starts(with: AgeArmorReader.beginLine)
+    }
+
+    /// Reads the header (binary or armored) and says what it holds, checking its syntax but
+    /// not its MAC (that needs the file key).
+    /// - Throws: `.damagedHeader`, `.unsupportedVersion`, `.armor`, `.io`.
+    public static func readHeaderSummary(from source: ByteSource, name: String) throws(AgeError) -> AgeHeaderSummary {
+        let (input, armored) = try openInput(CountingInput(source), name: name)
+        let header = try AgeHeader.read(from: input, name: name)
+        return AgeHeaderSummary(stanzaTypes: header.stanzas.map(\.type), armored: armored)
+    }
+
+    /// The stream of the age file proper: `source` itself, or the armor decoded.
+    static func openInput(_ source: ByteSource, name: String) throws(AgeError) -> (AgeInput, armored: Bool) {
+        let raw = AgeInput(source: source, name: name)
+        // Binary when it starts (or, cut short, would start) with `age-encryption.org/`, or is
+        // empty; anything else is read as armor, whose reader says precisely what is wrong.
+        let head = try raw.peek(atLeast: AgeHeader.versionPrefix.count)
+        let prefix = head.prefix(AgeHeader.versionPrefix.count)
+        guard !head.isEmpty, !AgeHeader.versionPrefix.starts(with: prefix) else { return (raw, false) }
+        return (AgeInput(source: AgeArmorReader(input: raw, name: name), name: name, bufferSize: 4096), true)
+    }
+}
+
+import PulseSystem

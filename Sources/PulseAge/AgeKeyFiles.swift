@@ -1,0 +1,74 @@
+/// The age identity-file format: one `AGE-SECRET-KEY-1…` per line, `#` comments and blank
+/// lines ignored, CRLF accepted.
+public enum AgeIdentityFile {
+    /// - Parameters:
+    ///   - bytes: the file's content.
+    ///   - name: the file's name for messages.
+    /// - Returns: the identities, at least one.
+    /// - Throws: `.identityFileSyntax` naming the file and the line number (never the line's
+    ///   content, which may be a secret with a typo); `.unsupportedIdentity` naming the type of
+    ///   a post-quantum or plugin identity, or for an identity file that is itself encrypted.
+    public static func parse(_ bytes: [UInt8], name: String) throws(AgeError) -> [AgeX25519Identity] {
+        if AgeFormat.looksLikeAge(bytes) {
+            throw AgeError(.unsupportedIdentity, "\(name) is an encrypted (age) identity file: decrypt it with age first; passphrase-protected identity files are not supported")
+        }
+        var identities: [AgeX25519Identity] = []
+        for (number, line) in KeyFileLines.lines(of: bytes) {
+            do {
+                identities.append(try AgeX25519Identity(bech32: line))
+            } catch {
+                switch error.kind {
+                case .unsupportedIdentity: throw AgeError(.unsupportedIdentity, "\(name), line \(number): \(error.message)")
+                default: throw AgeError(.identityFileSyntax, "\(name), line \(number): not an age X25519 identity (AGE-SECRET-KEY-1…); the line is not shown, as it may be a secret")
+                }
+            }
+        }
+        guard !identities.isEmpty else {
+            throw AgeError(.identityFileSyntax, "\(name): no identity in the file (expected AGE-SECRET-KEY-1… lines)")
+        }
+        return identities
+    }
+}
+
+/// A recipients file: one `age1…` per line, `#` comments and blank lines ignored.
+public enum AgeRecipientsFile {
+    /// - Returns: the recipients, at least one.
+    /// - Throws: `.recipientSyntax` naming the file and the line number (never the line).
+    public static func parse(_ bytes: [UInt8], name: String) throws(AgeError) -> [AgeX25519Recipient] {
+        var recipients: [AgeX25519Recipient] = []
+        for (number, line) in KeyFileLines.lines(of: bytes) {
+            if AgeX25519Identity.unsupportedType(line) != nil || line.uppercased().hasPrefix("AGE-SECRET-KEY-") {
+                throw AgeError(.recipientSyntax, "\(name), line \(number): a secret key, not a recipient: give the public key (age1…) and keep this file private")
+            }
+            do {
+                recipients.append(try AgeX25519Recipient(bech32: line))
+            } catch {
+                throw AgeError(.recipientSyntax, "\(name), line \(number): \(error.message)")
+            }
+        }
+        guard !recipients.isEmpty else {
+            throw AgeError(.recipientSyntax, "\(name): no recipient in the file (expected age1… lines)")
+        }
+        return recipients
+    }
+}
+
+/// The lines of a key file that hold a key: numbered from 1, surrounding whitespace (and a
+/// CR of CRLF) removed, blank lines and `#` comments left out.
+enum KeyFileLines {
+    static func lines(of bytes: [UInt8]) -> [(number: Int, text: String)] {
+        var result: [(Int, String)] = []
+        var number = 0
+        for raw in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            number += 1
+            let trimmed = raw.drop { isSpace($0) }.reversed().drop { isSpace($0) }.reversed()
+            guard !trimmed.isEmpty, trimmed.first != UInt8(ascii: "#") else { continue }
+            result.append((number, String(decoding: trimmed, as: UTF8.self)))
+        }
+        return result
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0d || byte == 0x0b || byte == 0x0c
+    }
+}

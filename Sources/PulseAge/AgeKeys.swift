@@ -1,0 +1,103 @@
+import CCrypto
+
+/// A 32-byte X25519 secret key: the identity that opens files encrypted to its recipient.
+/// Written `AGE-SECRET-KEY-1…` (Bech32, upper case). The secret lives in one buffer that is
+/// wiped when the last copy of the identity goes; `bech32Encoded()` makes a String Swift
+/// cannot wipe, so call it only to write a key file.
+public struct AgeX25519Identity: Sendable {
+    let secret: SecretBytes
+    /// The public key of this identity, the `age1…` that files are encrypted to.
+    public let recipient: AgeX25519Recipient
+
+    static let hrp = "age-secret-key-"
+
+    /// Parses `AGE-SECRET-KEY-1…`.
+    /// - Throws: `.unsupportedIdentity` for a post-quantum (`AGE-SECRET-KEY-PQ-1…`) or plugin
+    ///   (`AGE-PLUGIN-…`) identity, naming its type; `.identityFileSyntax` for anything else
+    ///   that is not an X25519 identity (the message never repeats the text).
+    public init(bech32: String) throws(AgeError) {
+        if let type = Self.unsupportedType(bech32) {
+            throw AgeError(.unsupportedIdentity, "identities of type \(type)… are not supported (only X25519 identities, AGE-SECRET-KEY-1…)")
+        }
+        guard let (hrp, data) = Bech32.decode(bech32), hrp == Self.hrp, data.count == 32
+        else {
+            throw AgeError(.identityFileSyntax, "not an age X25519 identity (AGE-SECRET-KEY-1… with a valid checksum)")
+        }
+        let secret = data.withUnsafeBytes { SecretBytes(copying: $0) }
+        var wiped = data
+        wiped.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+        try self.init(secret: secret)
+    }
+
+    init(secret: SecretBytes) throws(AgeError) {
+        self.secret = secret
+        recipient = AgeX25519Recipient(publicKey: try LibCrypto.x25519PublicKey(secret: secret))
+    }
+
+    /// A new identity from the system's CSPRNG.
+    public static func generate() throws -> Self {
+        try Self(secret: try SecretBytes.random(count: 32))
+    }
+
+    /// The secret key as `AGE-SECRET-KEY-1…`, for the identity file `keygen` writes.
+    public func bech32Encoded() -> String {
+        let data = secret.withBytes { Array($0) }
+        return Bech32.encode(hrp: Self.hrp, data: data).uppercased()
+    }
+
+    /// The type of an identity we recognise but do not implement, as a name safe to show
+    /// (letters, digits and dashes of its prefix only), or nil.
+    static func unsupportedType(_ text: String) -> String? {
+        let upper = text.uppercased()
+        if upper.hasPrefix("AGE-SECRET-KEY-PQ-1") { return "AGE-SECRET-KEY-PQ-1" }
+        if upper.hasPrefix("AGE-PLUGIN-") {
+            let name = upper.dropFirst("AGE-PLUGIN-".count).prefix { $0 != "-" && $0 != "1" }.prefix(32)
+            guard name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return "AGE-PLUGIN-" }
+            return "AGE-PLUGIN-\(name)-1"
+        }
+        return nil
+    }
+}
+
+/// An X25519 public key, `age1…` (Bech32, lower case): what files are encrypted to. Not a
+/// secret.
+public struct AgeX25519Recipient: Sendable, Equatable {
+    let publicKey: [UInt8]
+
+    init(publicKey: [UInt8]) { self.publicKey = publicKey }
+
+    /// Parses `age1…`.
+    /// - Throws: `.recipientSyntax` when it is not a valid X25519 recipient; a post-quantum,
+    ///   plugin or SSH recipient is named as unsupported.
+    public init(bech32: String) throws(AgeError) {
+        if let (hrp, data) = Bech32.decode(bech32), hrp == "age", data.count == 32 {
+            publicKey = data
+            return
+        }
+        let lower = bech32.lowercased()
+        if lower.hasPrefix("age1pq1") {
+            throw AgeError(.recipientSyntax, "post-quantum recipients (age1pq1…) are not supported: only X25519 recipients (age1…)")
+        }
+        if lower.hasPrefix("ssh-") {
+            throw AgeError(.recipientSyntax, "SSH public keys are not supported as recipients: only X25519 recipients (age1…)")
+        }
+        throw AgeError(.recipientSyntax, "not an age X25519 recipient (age1… with a valid checksum and a 32-byte key)")
+    }
+
+    /// The recipient as `age1…`.
+    public var bech32: String { Bech32.encode(hrp: "age", data: publicKey) }
+}
+
+/// The keys a decryption may use. `passphrase` is called only when the file has an scrypt
+/// (passphrase) stanza, at most once, after the stanza's work factor has been checked; the
+/// bytes it returns are wiped after use (our copy; Swift may have made others). An `AgeError`
+/// it throws is passed on unchanged; any other error becomes `.io`.
+public struct AgeKeys {
+    public var identities: [AgeX25519Identity]
+    public var passphrase: (() throws -> [UInt8])?
+
+    public init(identities: [AgeX25519Identity] = [], passphrase: (() throws -> [UInt8])? = nil) {
+        self.identities = identities
+        self.passphrase = passphrase
+    }
+}
