@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseStore"]),
         // A directory of backups: the names of the scheme, the retention policy of `prune`,
         // the check of the newest archive, the removal of exact entries. No store.
-        .target(name: "PulseBackups", dependencies: ["PulseSystem", "PulseArchive"]),
+        .target(name: "PulseBackups", dependencies: ["PulseSystem", "PulseArchive", "PulseAge"]),
         // Argument parsing, commands, progress and reports.
         .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups", "PulseAge"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),

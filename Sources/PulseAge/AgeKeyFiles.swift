@@ -28,6 +28,13 @@ public enum AgeIdentityFile {
         }
         return identities
     }
+
+    /// The file `age-keygen` writes for `identity`: the `# created:` and `# public key:`
+    /// comment lines, then the secret key. The caller wipes the bytes when written.
+    /// - Parameter created: the creation time as RFC 3339 (`2026-12-01T22:08:43+01:00`).
+    public static func contents(of identity: AgeX25519Identity, created: String) -> [UInt8] {
+        Array("# created: \(created)\n# public key: \(identity.recipient.bech32)\n".utf8) + Array(identity.bech32Encoded().utf8) + [0x0A]
+    }
 }
 
 /// A recipients file: one `age1…` per line, `#` comments and blank lines ignored.

@@ -27,6 +27,13 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
         case io
         /// The archive is sound but asks for something this version does not do yet.
         case unsupportedFeature
+        /// The archive is encrypted (age) and no key was given: the message says what its
+        /// header holds.
+        case encrypted
+        /// The encryption refused the archive: no identity matches, a wrong passphrase, a
+        /// damaged or altered header, a bad chunk, a file cut short or extended, an identity of
+        /// a type this version does not implement.
+        case decryption
     }
 
     public let kind: Kind

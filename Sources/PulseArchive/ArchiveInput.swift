@@ -1,6 +1,9 @@
+import PulseAge
+
 /// Where an archive's bytes come from: a file, standard input (a pipe: read once, never
-/// reopened or rewound), or memory (tests and fuzzing).
-public struct ArchiveInput: Sendable {
+/// reopened or rewound), or memory (tests and fuzzing); and the keys that open it when it is
+/// encrypted (age).
+public struct ArchiveInput {
     enum Origin: Sendable {
         case file(String)
         case standardInput
@@ -10,9 +13,19 @@ public struct ArchiveInput: Sendable {
     let origin: Origin
     /// What messages call the input: the path, or "standard input".
     public let name: String
+    /// Identities and a passphrase for an encrypted archive; nil when none were given (an
+    /// encrypted archive is then refused with what its header says).
+    public var keys: AgeKeys?
 
     public static func file(_ path: String) -> ArchiveInput { ArchiveInput(origin: .file(path), name: path) }
-    public static let standardInput = ArchiveInput(origin: .standardInput, name: "standard input")
+
+    /// The same input, opened with `keys` when it is encrypted.
+    public func decrypting(with keys: AgeKeys?) -> ArchiveInput {
+        var input = self
+        input.keys = keys
+        return input
+    }
+    public static var standardInput: ArchiveInput { ArchiveInput(origin: .standardInput, name: "standard input") }
     public static func bytes(_ bytes: [UInt8], name: String = "<memory>") -> ArchiveInput {
         ArchiveInput(origin: .memory(bytes), name: name)
     }

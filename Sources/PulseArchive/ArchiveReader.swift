@@ -1,4 +1,5 @@
 import Foundation
+import PulseAge
 import PulseSystem
 
 /// Reads an archive file (plain JSON or gzip, sniffed by its first bytes) in one streaming pass,
@@ -121,7 +122,12 @@ public struct ArchiveReader {
             (file, size) = (MemorySource(bytes), Int64(bytes.count))
         }
         let rawCount = RawByteCount(file)
-        let (head, raw) = try PrefixedSource.head(of: rawCount, count: 4096)
+        var (head, raw): ([UInt8], ByteSource) = try PrefixedSource.head(of: rawCount, count: 4096)
+        let encrypted = AgeFormat.looksLikeAge(head)
+        if encrypted {
+            let decrypted = try EncryptedArchive.open(raw, name: path, keys: input.keys)
+            (head, raw) = try PrefixedSource.head(of: decrypted, count: 4096)
+        }
         let kind = try ArchiveSniffer.sniff(head, name: path)
         let content: ByteSource
         var gzip: GzipReader?
@@ -146,6 +152,7 @@ public struct ArchiveReader {
         let scanner = JSONScanner(source: replay, limits: limits)
         var summary = ArchiveSummary()
         summary.isCompressed = kind == .gzip
+        summary.isEncrypted = encrypted
         summary.fileBytes = size ?? 0
         var parser = EnvelopeParser(scanner: scanner, counted: counted, summary: summary, problems: ProblemSink(collects: collectsProblems))
         parser.keepsRowText = keepsRowText

@@ -22,6 +22,8 @@ public struct ArchiveSummary: Sendable, Equatable {
     public var isCompressed = false
     /// Size of the file on disk.
     public var fileBytes: Int64 = 0
+    /// True when the file was encrypted (age); `fileBytes` is then its encrypted size.
+    public var isEncrypted = false
     /// Size of the JSON text (after decompression).
     public var jsonBytes: Int64 = 0
     public var warnings: [ArchiveWarning] = []

@@ -8,6 +8,7 @@ enum ArchiveReport {
             ("formatVersion", .int(summary.formatVersion)),
             ("dialect", .string(summary.dialect.rawValue)),
             ("compressed", .bool(summary.isCompressed)),
+            ("encrypted", .bool(summary.isEncrypted)),
             ("appVersion", .string(summary.appVersion)),
             ("exportedAt", .string((try? ArchiveDate.format(summary.exportedAt)) ?? "")),
             ("tables", .counts(summary.rowsFound.merging(summary.documentTables) { a, _ in a })),
@@ -21,7 +22,7 @@ enum ArchiveReport {
     }
 
     static func inspectText(_ summary: ArchiveSummary, file: String) -> String {
-        let container = summary.isCompressed ? "gzip" : "plain JSON"
+        let container = (summary.isCompressed ? "gzip" : "plain JSON") + (summary.isEncrypted ? ", age-encrypted" : "")
         var text = "\(file): PulseLoop archive, format \(summary.formatVersion) (\(summary.dialect.rawValue) dialect, \(container))\n"
         text += "  app version   \(ShownText.escapingControls(summary.appVersion))\n"
         text += "  exported at   \((try? ArchiveDate.format(summary.exportedAt)) ?? "?")\n"

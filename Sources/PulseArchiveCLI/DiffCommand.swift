@@ -1,4 +1,5 @@
 import Foundation
+import PulseAge
 import PulseArchive
 import PulseVerify
 
@@ -14,7 +15,7 @@ struct DiffCommand: Subcommand {
             .flag("--exit-code", help: "Exit 1 when the archives differ in anything, like git diff --exit-code."),
             .value("--fail-on", valueName: "kinds", help: "Exit 1 only when rows, settings, attachments or documents of these kinds occurred: removed, changed, added, comma-separated (e.g. removed,changed)."),
             .value("--show", valueName: "n", help: "List up to n keys of each kind per table and category (default: 0)."),
-            .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize,
+            .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize, .identity, .passphraseFile,
         ],
         exclusive: [("--exit-code", "--fail-on")]
     )
@@ -23,6 +24,7 @@ struct DiffCommand: Subcommand {
 
     let old: String
     let new: String
+    let keys: AgeKeys
     let json: Bool
     let exitCode: Bool
     let failOn: Set<Kind>
@@ -42,6 +44,7 @@ struct DiffCommand: Subcommand {
         failOn = try Self.kinds(arguments.value("--fail-on"))
         show = try ArgumentValues.integer(arguments.value("--show"), option: "--show", range: 0...100_000) ?? 0
         limits = try ArgumentValues.limits(arguments)
+        keys = try KeyOptions.decryptionKeys(arguments, console: console)
         // The Android dialect's local days (coachNotificationRecords.dateKey) are in $TZ's zone.
         zone = try ArgumentValues.timeZone(nil, environment: console.environment)
         self.console = console
@@ -62,7 +65,7 @@ struct DiffCommand: Subcommand {
     /// Every archive `diff` reads is opened here: the one place that knows how a path becomes
     /// a reader (its limits, its zone).
     func openArchive(_ path: String) throws -> ArchiveReader {
-        var reader = ArchiveReader(try ArgumentValues.archiveInput(path), limits: limits)
+        var reader = ArchiveReader(try ArgumentValues.archiveInput(path).decrypting(with: keys), limits: limits)
         reader.timeZone = zone
         return reader
     }

@@ -18,6 +18,7 @@ struct ExportCommand: Subcommand {
             .store,
             .value("--output", "-o", valueName: "file", help: "Where to write: a new file; a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz in (-2, -3 … added when that name is taken; default: here); or - for standard output."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
+            .recipient, .recipientsFile, .passphrase, .passphraseFile,
             .json, .quiet, .maxStringSize, .maxObjectSize,
         ]
     )
@@ -28,12 +29,14 @@ struct ExportCommand: Subcommand {
     let json: Bool
     let quiet: Bool
     let limits: ArchiveLimits
+    /// Age encryption of the finished archive, when recipients or a passphrase were given.
+    let sealing: ((ByteSink) throws -> ByteSink)?
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
         store = try console.storeDirectory(arguments)
         formatVersion = Int64(try ArgumentValues.integer(arguments.value("--format-version"), option: "--format-version", range: 1...2) ?? 2)
-        output = try Self.destination(arguments.value("--output"), at: Date(),
+        output = try Self.destination(arguments.value("--output"), at: Date(), encrypted: Self.encrypts(arguments),
                                       zone: { try ArgumentValues.timeZone(nil, environment: console.environment) })
         if case .stream = output, isatty(STDOUT_FILENO) == 1 {
             throw UsageError(message: "Standard output is a terminal: an archive is binary; redirect it (-o - > FILE, or a pipe) or name a file with -o")
@@ -41,16 +44,23 @@ struct ExportCommand: Subcommand {
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
         limits = try ArgumentValues.limits(arguments)
+        sealing = try KeyOptions.sealing(arguments, console: console)
         self.console = console
+    }
+
+    static func encrypts(_ arguments: ParsedArguments) -> Bool {
+        !arguments.values("--recipient").isEmpty || !arguments.values("--recipients-file").isEmpty
+            || arguments.flag("--passphrase") || arguments.value("--passphrase-file") != nil
     }
 
     /// `-o` as given; `-` for standard output; a new file with the default name in the
     /// directory `-o` names (a backup job's `-o /backups/`), or here without `-o`.
     /// - Parameter zone: the local zone, asked only when the default name is needed.
-    static func destination(_ output: String?, at date: Date, zone: () throws -> TimeZone) throws -> ExportDestination {
+    /// - Parameter encrypted: the default name ends `.json.gz.age`.
+    static func destination(_ output: String?, at date: Date, encrypted: Bool, zone: () throws -> TimeZone) throws -> ExportDestination {
         if output == "-" { return .stream(FileSink(try SystemFile.standardOutput())) }
         if let output, !PrivateFiles.isDirectory(output) { return .file(output) }
-        return .newFile(directory: output ?? ".", stem: defaultStem(at: date, zone: try zone()), suffix: ".json.gz")
+        return .newFile(directory: output ?? ".", stem: defaultStem(at: date, zone: try zone()), suffix: encrypted ? ".json.gz.age" : ".json.gz")
     }
 
     /// `pulseloop-backup-<yyyy-MM-dd-HHmm>`, in local time: the app's name for its archives.
@@ -70,7 +80,7 @@ struct ExportCommand: Subcommand {
             storeDirectory: store, to: output,
             options: ExportOptions(formatVersion: formatVersion, appVersion: "pulse-archive \(PulseArchiveCommand.version)",
                                    exportedAt: ArgumentValues.nowMillis(), limits: limits,
-                                   progress: progress.update(done:of:)))
+                                   progress: progress.update(done:of:), sealing: sealing))
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }
         // With the archive on standard output, the report goes to standard error.

@@ -16,7 +16,7 @@ struct ImportCommand: Subcommand {
             .flag("--no-backfill", help: "Do not recompute readiness after the import."),
             .value("--as-of", valueName: "yyyy-mm-dd", help: "The last day of the readiness backfill (default: the newest day with data)."),
             .value("--timezone", valueName: "tz", help: "The zone of day boundaries (default: $TZ or the system's)."),
-            .json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize,
+            .json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize, .identity, .passphraseFile,
         ],
         exclusive: [("--replace", "--merge")]
     )
@@ -33,7 +33,7 @@ struct ImportCommand: Subcommand {
 
     init(_ arguments: ParsedArguments, console: Console) throws {
         file = arguments.positionals[0]
-        input = try ArgumentValues.archiveInput(file)
+        input = try ArgumentValues.archiveInput(file).decrypting(with: KeyOptions.decryptionKeys(arguments, console: console))
         store = try console.storeDirectory(arguments)
         mode = arguments.flag("--replace") ? .replace : arguments.flag("--merge") ? .merge : nil
         let asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")

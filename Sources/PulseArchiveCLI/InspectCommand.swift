@@ -8,7 +8,7 @@ struct InspectCommand: Subcommand {
         abstract: "Check an archive and show what it holds.",
         discussion: "Reads and validates the whole archive exactly as import would, without a store. A file import would refuse is refused here too, with the same message and exit code 1.",
         arguments: [.init(name: "file", help: "The archive: plain JSON or gzip, iOS or tool-written.")],
-        options: [.json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize]
+        options: [.json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize, .identity, .passphraseFile]
     )
 
     let file: String
@@ -20,7 +20,7 @@ struct InspectCommand: Subcommand {
 
     init(_ arguments: ParsedArguments, console: Console) throws {
         file = arguments.positionals[0]
-        input = try ArgumentValues.archiveInput(file)
+        input = try ArgumentValues.archiveInput(file).decrypting(with: KeyOptions.decryptionKeys(arguments, console: console))
         limits = try ArgumentValues.limits(arguments)
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")

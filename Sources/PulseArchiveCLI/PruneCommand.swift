@@ -1,3 +1,4 @@
+import PulseAge
 import PulseArchive
 import PulseBackups
 
@@ -23,7 +24,7 @@ struct PruneCommand: Subcommand {
             .value("--keep-monthly", valueName: "n", help: "Keep the newest archive of each of the last n months that have one."),
             .value("--keep-yearly", valueName: "n", help: "Keep the newest archive of each of the last n years that have one."),
             .flag("--dry-run", "-n", help: "Print the plan and remove nothing."),
-            .json, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize,
+            .json, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize, .identity, .passphraseFile,
         ]
     )
 
@@ -32,6 +33,7 @@ struct PruneCommand: Subcommand {
     let dryRun: Bool
     let json: Bool
     let limits: ArchiveLimits
+    let keys: AgeKeys
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
@@ -55,13 +57,14 @@ struct PruneCommand: Subcommand {
         dryRun = arguments.flag("--dry-run")
         json = arguments.flag("--json")
         limits = try ArgumentValues.limits(arguments)
+        keys = try KeyOptions.decryptionKeys(arguments, console: console)
         self.console = console
     }
 
     func run() throws -> Int32 {
         let outcome: Prune.Outcome
         do {
-            outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits)
+            outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits, keys: keys)
         } catch let refusal as UnreadableNewestArchive {
             let cause = (refusal.cause as? ArchiveError).map { LimitOptions.advice($0.message, limit: $0.limit) } ?? "\(refusal.cause)"
             console.err("Error: refusing to prune: the newest archive \(refusal.path) does not read (\(cause)); nothing was removed. Replace it with a good backup or move it out of the directory, then prune again")

@@ -9,7 +9,7 @@ public enum PulseArchiveCommand {
     public static let version = "0.1.0"
 
     static var subcommands: [any Subcommand.Type] {
-        [InspectCommand.self, ExportCommand.self, ImportCommand.self, VerifyCommand.self, DiffCommand.self, PruneCommand.self, ReadinessCommand.self, DemoCommand.self]
+        [InspectCommand.self, ExportCommand.self, ImportCommand.self, VerifyCommand.self, DiffCommand.self, PruneCommand.self, KeygenCommand.self, ReadinessCommand.self, DemoCommand.self]
     }
 
     static var rootHelp: String { """
@@ -87,7 +87,7 @@ public enum PulseArchiveCommand {
         } catch let error as UsageError {
             return usageFailure(error.message, usage: spec.usage, helpCommand: "pulse-archive \(spec.name) --help", console)
         } catch let error as ArchiveError {
-            console.err("Error: \(LimitOptions.advice(error.message, limit: error.limit))")
+            console.err("Error: \(KeyOptions.advice(LimitOptions.advice(error.message, limit: error.limit), kind: error.kind))")
             return 1
         } catch {
             // StoreError prints as its message (CustomStringConvertible).

@@ -13,7 +13,7 @@ struct VerifyCommand: Subcommand {
         options: [
             .value("--store", valueName: "dir", help: "Also compare the archive with this store, table by table and document by document."),
             .value("--timezone", valueName: "tz", help: "The zone of day boundaries for the readiness checks (default: $TZ or the system's)."),
-            .json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize,
+            .json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize, .identity, .passphraseFile,
         ]
     )
 
@@ -28,7 +28,7 @@ struct VerifyCommand: Subcommand {
 
     init(_ arguments: ParsedArguments, console: Console) throws {
         file = arguments.positionals[0]
-        input = try ArgumentValues.archiveInput(file)
+        input = try ArgumentValues.archiveInput(file).decrypting(with: KeyOptions.decryptionKeys(arguments, console: console))
         limits = try ArgumentValues.limits(arguments)
         store = arguments.value("--store")
         zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)

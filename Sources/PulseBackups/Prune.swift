@@ -1,3 +1,4 @@
+import PulseAge
 import PulseArchive
 import PulseSystem
 
@@ -22,12 +23,12 @@ public enum Prune {
     /// - Throws: `SystemError` when the directory cannot be listed; `UnreadableNewestArchive`
     ///   when the newest does not read (nothing is removed, even with `dryRun` it is reported).
     /// - Precondition: `policy` is not empty (the command line refuses an empty one).
-    public static func run(directory: String, policy: RetentionPolicy, dryRun: Bool, limits: ArchiveLimits) throws -> Outcome {
+    public static func run(directory: String, policy: RetentionPolicy, dryRun: Bool, limits: ArchiveLimits, keys: AgeKeys? = nil) throws -> Outcome {
         precondition(!policy.isEmpty, "prune needs at least one --keep rule")
         let listing = try BackupDirectory(directory)
         let plan = policy.plan(listing.archives)
         if let newest = plan.newest {
-            try NewestArchiveCheck.check(newest, at: join(directory, newest.fileName), limits: limits)
+            try NewestArchiveCheck.check(newest, at: join(directory, newest.fileName), limits: limits, keys: keys)
         }
         var removed: [String] = []
         var skipped: [(file: String, reason: String)] = []

@@ -22,8 +22,9 @@ public struct ExportOptions {
 
     public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64,
                 compressed: Bool = true, envelopeKeysFirst: Bool = true, limits: ArchiveLimits = .standard,
-                progress: ((Int, Int) -> Void)? = nil) {
+                progress: ((Int, Int) -> Void)? = nil, sealing: ((ByteSink) throws -> ByteSink)? = nil) {
         self.limits = limits
+        self.sealing = sealing
         self.formatVersion = formatVersion
         self.appVersion = appVersion
         self.exportedAt = exportedAt

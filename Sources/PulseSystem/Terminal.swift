@@ -7,6 +7,14 @@ import Darwin
 /// The controlling terminal, for a secret typed by a person: read from `/dev/tty` with echo off,
 /// so it works while standard input and output carry archives, and never shows on screen.
 public enum Terminal {
+    /// True when the process has a terminal to ask on.
+    public static var isAvailable: Bool {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
+
     /// Asks for a secret on the terminal; nil when the process has none (a cron job).
     /// The line ending is not part of the secret. The caller wipes the bytes when done.
     public static func readSecret(prompt: String) throws -> [UInt8]? {

@@ -52,7 +52,8 @@ public enum ArchiveVerifier {
             return report
         } catch let error as ArchiveError {
             _ = worker.stop()
-            report.error(nil, error.message, limit: error.limit)
+            let cannotRead = error.kind == .encrypted || error.kind == .decryption
+            report.error(nil, error.message + (cannotRead ? "; verify cannot vouch for an archive it cannot read" : ""), limit: error.limit)
             return report
         }
         var checked = try worker.finish()

@@ -1,0 +1,175 @@
+import Foundation
+import PulseAge
+import PulseArchive
+import PulseSystem
+
+/// Why the keys a command line names could not be had: a file that does not read, a passphrase
+/// that is empty, missing or typed differently twice. Never holds a secret.
+typealias KeyError = KindedError<KeyErrorKind>
+
+enum KeyErrorKind: String, Sendable {
+    /// An identity, recipients or passphrase file cannot be read (or is too large to be one).
+    case unreadableFile
+    /// The passphrase is empty (file, variable or typed).
+    case emptyPassphrase
+    /// A passphrase is needed and there is no file, no variable and no terminal to ask.
+    case noPassphrase
+    /// The two passphrases typed on the terminal differ.
+    case passphraseMismatch
+}
+
+/// The options that give keys: `--identity`/`--passphrase-file` for the commands that read an
+/// archive, `--recipient`/`--recipients-file`/`--passphrase` for `export`. None takes a secret
+/// as its value (other users see command lines in `ps`): a passphrase comes from a file, the
+/// environment variable `PULSE_ARCHIVE_PASSPHRASE`, or the terminal.
+enum KeyOptions {
+    static let variable = "PULSE_ARCHIVE_PASSPHRASE"
+    /// Key files are small; a larger file is refused rather than read whole.
+    static let maxKeyFileBytes = 1 << 20
+
+    /// Reads an identity (or recipients, or passphrase) file: bounded, not through a link
+    /// check (a key file is the user's, wherever it is).
+    static func readKeyFile(_ path: String, what: String) throws -> [UInt8] {
+        do {
+            let file = try SystemFile.openForReading(path)
+            guard file.size() <= maxKeyFileBytes else {
+                throw KeyError(.unreadableFile, "the \(what) \(path) is larger than \(maxKeyFileBytes) bytes: not a key file")
+            }
+            return try file.readToEnd()
+        } catch let error as SystemError {
+            throw KeyError(.unreadableFile, "cannot read the \(what): \(error.message)")
+        }
+    }
+
+    /// The keys a reader was given. The passphrase (file, variable, else the terminal, if there
+    /// is one) is asked only when a file needs one, once; without any, an encrypted archive is
+    /// refused with what its header says.
+    static func decryptionKeys(_ arguments: ParsedArguments, console: Console) throws -> AgeKeys {
+        var identities: [AgeX25519Identity] = []
+        for path in arguments.values("--identity") {
+            var bytes = try readKeyFile(path, what: "identity file")
+            defer { wipe(&bytes) }
+            identities += try AgeIdentityFile.parse(bytes, name: path)
+            warnIfShared(path, console: console)
+        }
+        let passphraseFile = arguments.value("--passphrase-file")
+        guard passphraseFile != nil || console.environment[variable] != nil || Terminal.isAvailable else {
+            return AgeKeys(identities: identities)
+        }
+        let cache = PassphraseCache { try passphrase(file: passphraseFile, console: console, confirm: false) }
+        // A file or the variable is read now, so a bad one is refused before any work; only
+        // the terminal waits until a file asks for a passphrase.
+        if passphraseFile != nil || console.environment[variable] != nil { _ = try cache.value() }
+        return AgeKeys(identities: identities, passphrase: {
+            do {
+                return try cache.value()
+            } catch let error as KeyError {
+                // The decryption passes its own errors on; this one it would call an I/O error.
+                throw AgeError(.wrongPassphrase, error.message)
+            }
+        })
+    }
+
+    /// The transformation `export` applies to the finished archive, or nil for a plain one.
+    static func sealing(_ arguments: ParsedArguments, console: Console) throws -> ((ByteSink) throws -> ByteSink)? {
+        var recipients = try arguments.values("--recipient").map { try AgeX25519Recipient(bech32: $0) }
+        for path in arguments.values("--recipients-file") {
+            recipients += try AgeRecipientsFile.parse(try readKeyFile(path, what: "recipients file"), name: path)
+        }
+        let wantsPassphrase = arguments.flag("--passphrase") || arguments.value("--passphrase-file") != nil
+        if wantsPassphrase {
+            guard recipients.isEmpty else {
+                throw UsageError(message: "'--passphrase' cannot be combined with recipients: an age file has one passphrase or any number of public keys")
+            }
+            let secret = PassphraseCache { try passphrase(file: arguments.value("--passphrase-file"), console: console, confirm: true) }
+            _ = try secret.value()
+            return { output in try AgeEncryptingSink(output: output, passphrase: try secret.value()) }
+        }
+        guard !arguments.values("--recipient").isEmpty || !arguments.values("--recipients-file").isEmpty else { return nil }
+        guard !recipients.isEmpty else {
+            throw KeyError(.unreadableFile, "the recipients files hold no recipient (age1…): nothing to encrypt to")
+        }
+        return { output in try AgeEncryptingSink(output: output, recipients: recipients) }
+    }
+
+    /// The passphrase: `--passphrase-file`'s first line (without its line ending), else the
+    /// variable, else the terminal (typed twice when `confirm`).
+    static func passphrase(file: String?, console: Console, confirm: Bool) throws -> [UInt8] {
+        if let file {
+            var bytes = try readKeyFile(file, what: "passphrase file")
+            defer { wipe(&bytes) }
+            var line = Array(bytes.prefix { $0 != 0x0A })
+            if line.last == 0x0D { line.removeLast() }
+            guard !line.isEmpty else { throw KeyError(.emptyPassphrase, "the passphrase file \(file) has an empty first line: an empty passphrase is refused") }
+            warnIfShared(file, console: console)
+            return line
+        }
+        if let value = console.environment[variable] {
+            guard !value.isEmpty else { throw KeyError(.emptyPassphrase, "\(variable) is set but empty: an empty passphrase is refused") }
+            return Array(value.utf8)
+        }
+        guard var typed = try Terminal.readSecret(prompt: "Passphrase: ") else {
+            throw KeyError(.noPassphrase, "a passphrase is needed and there is no terminal to ask it on: give --passphrase-file FILE or set \(variable)")
+        }
+        guard !typed.isEmpty else { throw KeyError(.emptyPassphrase, "an empty passphrase is refused") }
+        if confirm {
+            var again = try Terminal.readSecret(prompt: "Passphrase again: ") ?? []
+            defer { wipe(&again) }
+            guard again == typed else {
+                wipe(&typed)
+                throw KeyError(.passphraseMismatch, "the two passphrases typed differ; nothing was written")
+            }
+        }
+        return typed
+    }
+
+    /// `message` with the options that give a key, for an archive refused as encrypted.
+    static func advice(_ message: String, kind: ArchiveError.Kind) -> String {
+        guard kind == .encrypted else { return message }
+        return "\(message): give --identity FILE, or --passphrase-file FILE or \(variable) for a passphrase"
+    }
+
+    /// Warns when a file holding a secret can be read by group or others.
+    static func warnIfShared(_ path: String, console: Console) {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return }
+        console.err("warning: \(path) holds a secret and can be read by others than its owner: chmod 600 \(path)")
+    }
+
+    static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { buffer in
+            for i in buffer.indices { buffer[i] = 0 }
+        }
+    }
+}
+
+/// A passphrase had once and kept for the command's length (a reader may open its input twice
+/// to explain a failure; the terminal is asked once), wiped when released.
+final class PassphraseCache {
+    private let obtain: () throws -> [UInt8]
+    private var bytes: [UInt8]?
+
+    init(_ obtain: @escaping () throws -> [UInt8]) { self.obtain = obtain }
+
+    deinit { if bytes != nil { KeyOptions.wipe(&bytes!) } }
+
+    func value() throws -> [UInt8] {
+        if let bytes { return bytes }
+        let got = try obtain()
+        bytes = got
+        return got
+    }
+}
+
+extension CommandSpec.Option {
+    static let identity = CommandSpec.Option.value("--identity", "-i", valueName: "file",
+        help: "An age identity file (AGE-SECRET-KEY-1… lines, as keygen and age-keygen write) that opens an encrypted archive; may be repeated.")
+    static let passphraseFile = CommandSpec.Option.value("--passphrase-file", valueName: "file",
+        help: "Read the passphrase of an encrypted archive from this file's first line (default: $PULSE_ARCHIVE_PASSPHRASE, else the terminal).")
+    static let recipient = CommandSpec.Option.value("--recipient", "-r", valueName: "age1…",
+        help: "Encrypt the archive to this public key (age format; writes .json.gz.age); may be repeated.")
+    static let recipientsFile = CommandSpec.Option.value("--recipients-file", "-R", valueName: "file",
+        help: "Encrypt to every public key in this file (one age1… per line, # comments); may be repeated.")
+    static let passphrase = CommandSpec.Option.flag("--passphrase", "-p",
+        help: "Encrypt the archive with a passphrase (from --passphrase-file, $PULSE_ARCHIVE_PASSPHRASE, else asked twice on the terminal).")
+}
