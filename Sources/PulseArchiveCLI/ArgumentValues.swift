@@ -87,4 +87,15 @@ enum ArgumentValues {
     static func nowMillis() -> Int64 {
         Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
+
+    /// The `exportedAt` of an export: now, or `SOURCE_DATE_EPOCH` (seconds since 1970, the
+    /// reproducible-builds convention) when set, so that two exports of one store can be
+    /// compared byte for byte (a plain and an encrypted one, say).
+    static func exportTime(environment: [String: String]) throws -> Int64 {
+        guard let text = environment["SOURCE_DATE_EPOCH"] else { return nowMillis() }
+        guard let seconds = Int64(text), seconds >= 0, seconds <= 253_402_300_799 else {
+            throw UsageError(message: "SOURCE_DATE_EPOCH is '\(text)': expected whole seconds since 1970 up to the year 9999")
+        }
+        return seconds * 1000
+    }
 }

@@ -31,6 +31,7 @@ struct ExportCommand: Subcommand {
     let limits: ArchiveLimits
     /// Age encryption of the finished archive, when recipients or a passphrase were given.
     let sealing: ((ByteSink) throws -> ByteSink)?
+    let exportedAt: Int64
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
@@ -44,6 +45,7 @@ struct ExportCommand: Subcommand {
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
         limits = try ArgumentValues.limits(arguments)
+        exportedAt = try ArgumentValues.exportTime(environment: console.environment)
         sealing = try KeyOptions.sealing(arguments, console: console)
         self.console = console
     }
@@ -79,7 +81,7 @@ struct ExportCommand: Subcommand {
         let result = try PulseStore.exportArchive(
             storeDirectory: store, to: output,
             options: ExportOptions(formatVersion: formatVersion, appVersion: "pulse-archive \(PulseArchiveCommand.version)",
-                                   exportedAt: ArgumentValues.nowMillis(), limits: limits,
+                                   exportedAt: exportedAt, limits: limits,
                                    progress: progress.update(done:of:), sealing: sealing))
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }
