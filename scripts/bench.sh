@@ -2,7 +2,8 @@
 # The benchmark (docs/performance.md): reference stores of 1 and 10 years of a ring with raw
 # packets; wall time and peak RSS (/usr/bin/time -v) of export, import (without and with the
 # readiness backfill), verify, diff (the archive against its own plain JSON: every row read,
-# keyed, digested and joined) and readiness --backfill; the peers gzip -6 and a Python
+# keyed, digested and joined), readiness --backfill, and export, import and verify of the same
+# archive encrypted with age to a public key; the peers gzip -6 and a Python
 # standard-library importer on the same data; the ratios ours / peer. Then import, verify and
 # export of the 1-year archive with 200 MB of attachments added (scripts/add_attachments.py).
 # The floor: `read-floor` reads the archive through the codec and keeps nothing, the least any
@@ -62,6 +63,15 @@ for years in ${YEARS:-1 10}; do
     read -r verify_s verify_mb < <(measure "$bin" verify "$archive" --quiet)
     read -r diff_s diff_mb < <(measure "$bin" diff "$archive" "$work/ref-${years}y.json" --exit-code)
     read -r floor_s floor_mb < <(measure "$floor" "$archive")
+    # Encrypted (age, X25519): export, import and verify of the .age file against the plain ones.
+    [ -f "$work/bench-key.txt" ] || "$bin" keygen -o "$work/bench-key.txt" >/dev/null
+    recipient=$("$bin" keygen -y "$work/bench-key.txt")
+    sealed="$work/ref-${years}y.json.gz.age"
+    rm -f "$sealed"
+    read -r age_export_s age_export_mb < <(measure "$bin" export --store "$store" -o "$sealed" --recipient "$recipient" --quiet)
+    rm -rf "$work/import-age"
+    read -r age_import_s age_import_mb < <(measure "$bin" import "$sealed" -i "$work/bench-key.txt" --store "$work/import-age" --no-backfill --quiet)
+    read -r age_verify_s age_verify_mb < <(measure "$bin" verify "$sealed" -i "$work/bench-key.txt" --quiet)
     sqlite3 "$work/import/pulse.sqlite" "DELETE FROM readinessDailies"
     read -r readiness_s readiness_mb < <(measure "$bin" readiness --store "$work/import" --backfill --days 90 --as-of 2026-03-15 --timezone UTC)
 
@@ -74,6 +84,9 @@ for years in ${YEARS:-1 10}; do
     row "verify" "$verify_s" "$verify_mb" "verify/import $(ratio "$verify_s" "$import_s")"
     row "diff (gzip vs its plain JSON)" "$diff_s" "$diff_mb" "diff/verify $(ratio "$diff_s" "$verify_s")"
     row "read floor (codec only)" "$floor_s" "$floor_mb" "floor/import $(ratio "$floor_s" "$import_s")"
+    row "export --recipient (age)" "$age_export_s" "$age_export_mb" "age/plain $(ratio "$age_export_s" "$export_s"), RSS +$(awk -v a="$age_export_mb" -v b="$export_mb" 'BEGIN { printf "%.1f", a - b }') MB"
+    row "import of the .age" "$age_import_s" "$age_import_mb" "age/plain $(ratio "$age_import_s" "$import_s"), RSS +$(awk -v a="$age_import_mb" -v b="$import_mb" 'BEGIN { printf "%.1f", a - b }') MB"
+    row "verify of the .age" "$age_verify_s" "$age_verify_mb" "age/plain $(ratio "$age_verify_s" "$verify_s"), RSS +$(awk -v a="$age_verify_mb" -v b="$verify_mb" 'BEGIN { printf "%.1f", a - b }') MB"
     row "readiness --backfill (90 d)" "$readiness_s" "$readiness_mb"
 done
 

@@ -1,6 +1,7 @@
 import PulseAge
 import PulseArchive
 import PulseBackups
+import PulseStore
 
 /// `prune DIR --keep-… N [--dry-run] [--json]`: removes the backups no rule keeps.
 struct PruneCommand: Subcommand {
@@ -64,7 +65,9 @@ struct PruneCommand: Subcommand {
     func run() throws -> Int32 {
         let outcome: Prune.Outcome
         do {
-            outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits, keys: keys)
+            // Read as `inspect` reads: every value checked and the rows staged (a repeated key too).
+            outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits, keys: keys,
+                                    read: { _ = try ArchiveValidation.validate($0) })
         } catch let refusal as UnreadableNewestArchive {
             let cause = (refusal.cause as? ArchiveError).map { LimitOptions.advice($0.message, limit: $0.limit) } ?? "\(refusal.cause)"
             console.err("Error: refusing to prune: the newest archive \(refusal.path) does not read (\(cause)); nothing was removed. Replace it with a good backup or move it out of the directory, then prune again")

@@ -15,12 +15,14 @@ public struct UnreadableNewestArchive: Error, CustomStringConvertible {
 
 /// The check `prune` makes of the newest archive before it removes anything.
 public enum NewestArchiveCheck {
-    /// Reads the archive at `path` all the way, as `inspect` reads it. An encrypted one is read
-    /// all the way with `keys` that open it; without them, as far as its header, which must parse.
+    /// Reads the archive at `path` all the way with `read` (the codec's reader by default; the
+    /// command line stages the rows as `inspect` does). An encrypted one is read all the way
+    /// with `keys` that open it; without them, as far as its header, which must parse.
     /// - Throws: `UnreadableNewestArchive`.
-    public static func check(_ name: BackupName, at path: String, limits: ArchiveLimits, keys: AgeKeys?) throws(UnreadableNewestArchive) {
+    public static func check(_ name: BackupName, at path: String, limits: ArchiveLimits, keys: AgeKeys?,
+                             read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws(UnreadableNewestArchive) {
         do {
-            _ = try ArchiveReader(ArchiveInput.file(path).decrypting(with: keys), limits: limits).inspect()
+            try read(ArchiveReader(ArchiveInput.file(path).decrypting(with: keys), limits: limits))
         } catch let error as ArchiveError where error.kind == .encrypted && name.encrypted {
             // The header parsed; without its key nothing more of the file can be checked.
         } catch {

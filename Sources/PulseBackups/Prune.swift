@@ -23,12 +23,13 @@ public enum Prune {
     /// - Throws: `SystemError` when the directory cannot be listed; `UnreadableNewestArchive`
     ///   when the newest does not read (nothing is removed, even with `dryRun` it is reported).
     /// - Precondition: `policy` is not empty (the command line refuses an empty one).
-    public static func run(directory: String, policy: RetentionPolicy, dryRun: Bool, limits: ArchiveLimits, keys: AgeKeys? = nil) throws -> Outcome {
+    public static func run(directory: String, policy: RetentionPolicy, dryRun: Bool, limits: ArchiveLimits, keys: AgeKeys? = nil,
+                           read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws -> Outcome {
         precondition(!policy.isEmpty, "prune needs at least one --keep rule")
         let listing = try BackupDirectory(directory)
         let plan = policy.plan(listing.archives)
         if let newest = plan.newest {
-            try NewestArchiveCheck.check(newest, at: join(directory, newest.fileName), limits: limits, keys: keys)
+            try NewestArchiveCheck.check(newest, at: join(directory, newest.fileName), limits: limits, keys: keys, read: read)
         }
         var removed: [String] = []
         var skipped: [(file: String, reason: String)] = []
