@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+import PulseAge
+import PulseArchive
+import PulseSystem
 @testable import PulseBackups
 
 /// `prune` through the built binary, against directories of real archives (copies of the
@@ -213,9 +216,18 @@ import Testing
         let before = try Self.listing(dir.path)
         let refused = try CLI.run(["prune", dir.path, "--keep-last", "1"])
         #expect(refused.exitCode == 1)
-        #expect(refused.stderr.contains(age) && refused.stderr.contains("age-encryption.org/v1"), "\(refused.stderr)")
+        #expect(refused.stderr.contains(age) && refused.stderr.contains("version"), "\(refused.stderr)")
         #expect(try Self.listing(dir.path) == before)
+        // A header that starts right but does not parse is refused as well.
         dir.write(age, "age-encryption.org/v1\n-> X25519 abc\n")
+        #expect(try CLI.run(["prune", dir.path, "--keep-last", "1"]).exitCode == 1)
+        #expect(try Self.listing(dir.path) == before)
+        // A real encrypted archive, no key given: its header parses, and that is all prune can check.
+        try FileManager.default.removeItem(atPath: dir.file(age))
+        let sink = FileSink(try SystemFile.createExclusive(dir.file(age)))
+        let sealed = try AgeEncryptingSink(output: sink, recipients: [try AgeX25519Identity.generate().recipient])
+        try Array(try Data(contentsOf: URL(fileURLWithPath: Repository.sampleFormat2))).withUnsafeBytes { try sealed.write($0) }
+        try sealed.finish()
         let outcome = try Self.prune(dir, ["--keep-last", "1"])
         #expect(outcome.keptOrder == [age])
         #expect(outcome.left == [age])
