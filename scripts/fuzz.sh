@@ -38,7 +38,7 @@ out=.build/fuzz
 [ "$sanitize" = fuzzer ] && out=.build/fuzz-noasan
 mkdir -p "$out/artifacts"
 # Our modules' imports of each other, dropped from the copies below.
-own='PulseSystem|PulseArchive|PulseDocuments|Readiness|ReadinessChart|PulseStore|PulseVerify'
+own='PulseSystem|PulseAge|PulseArchive|PulseDocuments|Readiness|ReadinessChart|PulseStore|PulseVerify'
 # Builds a target from the sources of the modules named (Sources/<module>) and its own file, as
 # one module: the modules' imports of each other are dropped from copies of the sources, and
 # `-package-name` lets their package declarations see each other as SwiftPM would.
@@ -54,13 +54,20 @@ build() {
     done
     echo "building $name ($sanitize)"
     swiftc -sanitize="$sanitize" -parse-as-library -O -module-name PulseFuzz -package-name PulseArchive \
-        -I Sources/CZlib -I Sources/CSQLite -suppress-warnings "$src"/*.swift "Tests/Fuzz/$target" -lz -lsqlite3 -o "$out/$name"
+        -I Sources/CZlib -I Sources/CSQLite -I Sources/CCrypto $crypto_cflags -suppress-warnings \
+        "$src"/*.swift "Tests/Fuzz/$target" -lz -lsqlite3 $crypto_libs -o "$out/$name"
 }
-build archive-reader ArchiveReaderFuzz.swift PulseSystem PulseArchive
-build document-decoder DocumentDecoderFuzz.swift PulseSystem PulseArchive PulseDocuments
-build ulid-parser ULIDFuzz.swift PulseSystem PulseArchive
-build readiness ReadinessFuzz.swift PulseSystem PulseArchive Readiness ReadinessChart
-build closure-pipeline ClosureFuzz.swift PulseSystem PulseArchive PulseDocuments Readiness PulseStore PulseVerify
+# PulseAge (which PulseArchive imports since the age module landed) uses the C module CCrypto:
+# its module map is found through -I Sources/CCrypto, libcrypto's headers and library through
+# pkg-config as SwiftPM does (usually nothing beyond -lcrypto on Linux).
+crypto_cflags=$(pkg-config --cflags libcrypto 2>/dev/null | sed -E 's/(^| )-I/\1-Xcc -I/g') || crypto_cflags=""
+crypto_libs=$(pkg-config --libs libcrypto 2>/dev/null) || crypto_libs=-lcrypto
+[ -n "$crypto_libs" ] || crypto_libs=-lcrypto
+build archive-reader ArchiveReaderFuzz.swift PulseSystem PulseAge PulseArchive
+build document-decoder DocumentDecoderFuzz.swift PulseSystem PulseAge PulseArchive PulseDocuments
+build ulid-parser ULIDFuzz.swift PulseSystem PulseAge PulseArchive
+build readiness ReadinessFuzz.swift PulseSystem PulseAge PulseArchive Readiness ReadinessChart
+build closure-pipeline ClosureFuzz.swift PulseSystem PulseAge PulseArchive PulseDocuments Readiness PulseStore PulseVerify
 
 run() {
     local name=$1 seeds=$2 length=$3; shift 3
