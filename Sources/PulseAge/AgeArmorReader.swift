@@ -60,9 +60,11 @@ final class AgeArmorReader: ByteSource {
     private func decodeLine() throws(AgeError) {
         var whitespace = 0
         while !started {
+            let lineStart = input.offset
             let text = try line()
             if text.allSatisfy(Self.isSpace) {
-                whitespace += text.count + 1
+                // Every byte counts, a CR of CRLF and the line end too, as in `looksLikeAge`.
+                whitespace += Int(input.offset - lineStart)
                 guard whitespace <= Self.maxWhitespace else { throw failure("too much whitespace before the armor") }
                 continue
             }

@@ -279,6 +279,29 @@ import Testing
 
         #expect(throws: AgeError.self) { try AgeFormat.readHeaderSummary(from: AgeBytesSource(Array("age-encryption.org/v1\n-> X25519\n".utf8)), name: "cut.age") }
     }
+
+    /// Found while writing the age-decryptor fuzz target's sniffing invariant (a file that
+    /// decrypts is recognised by `looksLikeAge`): the armor reader counted a CRLF line of
+    /// whitespace before the armor as one byte less than it is, so a file with more than
+    /// 1 024 bytes of CRLF whitespace decrypted while `looksLikeAge` (the readers' sniffing)
+    /// did not recognise it. Both now count the bytes: at most 1 024, whatever the line ends.
+    @Test func whitespaceBeforeTheArmorCountsEveryByteAsTheSniffingDoes() throws {
+        let vector = Array(try Data(contentsOf: URL(fileURLWithPath: AgeTest.testkit + "/armor_x25519")))
+        let armor = Array(vector[(vector.indices.first { vector[$0] == 0x0a && vector[$0 + 1] == 0x0a }! + 2)...])
+        let keys = AgeKeys(identities: [try AgeX25519Identity(bech32: Self.testkitIdentity)])
+        for (lines, accepted) in [(512, true), (513, false), (600, false)] {
+            let file = Array(repeating: Array("\r\n".utf8), count: lines).flatMap { $0 } + armor
+            #expect(AgeFormat.looksLikeAge(Array(file.prefix(1100))) == accepted, "\(lines) CRLF lines")
+            let result = AgeTest.decrypt(file, keys: keys, name: "crlf.age")
+            if accepted {
+                #expect(result.error == nil, "\(lines) CRLF lines: \(result.error.map { "\($0)" } ?? "")")
+            } else {
+                #expect(result.error?.kind == .armor, "\(lines) CRLF lines")
+                #expect(result.error?.message.contains("too much whitespace before the armor") == true)
+                #expect(result.plaintext.isEmpty)
+            }
+        }
+    }
 }
 
 extension Array where Element == UInt8 {
