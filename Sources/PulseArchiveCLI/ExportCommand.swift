@@ -62,7 +62,7 @@ struct ExportCommand: Subcommand {
     static func destination(_ output: String?, at date: Date, encrypted: Bool, zone: () throws -> TimeZone) throws -> ExportDestination {
         if output == "-" { return .stream(FileSink(try SystemFile.standardOutput())) }
         if let output, !PrivateFiles.isDirectory(output) { return .file(output) }
-        return .newFile(directory: output ?? ".", stem: defaultStem(at: date, zone: try zone()), suffix: encrypted ? ".json.gz.age" : ".json.gz")
+        return .newFile(directory: output ?? "", stem: defaultStem(at: date, zone: try zone()), suffix: encrypted ? ".json.gz.age" : ".json.gz")
     }
 
     /// `pulseloop-backup-<yyyy-MM-dd-HHmm>`, in local time: the app's name for its archives.

@@ -32,6 +32,10 @@ public enum PulseArchiveCommand {
         // reports and cleans up after, instead of the signal killing the process mid-write and
         // leaving a partial file or a half-made store.
         signal(SIGXFSZ, SIG_IGN)
+        // Likewise a reader that goes away (`export -o - | head -c 100`): the write fails with
+        // EPIPE, reported and cleaned up after, instead of the signal leaving the scratch copy
+        // of the archive behind in $TMPDIR.
+        signal(SIGPIPE, SIG_IGN)
         #if canImport(Glibc)
         // Buffers of 256 KiB and more come from mmap and go back to the system when freed.
         // Left to itself, glibc raises this threshold to the largest block freed so far, and

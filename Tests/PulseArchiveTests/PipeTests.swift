@@ -39,7 +39,8 @@ struct PipeTests {
     func exportToStandardOutputReportsOnStandardError() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("s"), days: 3)
-        let result = try Self.shell("\"$PA\" export --store s -o - --json > out.json.gz", in: dir.path)
+        try FileManager.default.createDirectory(atPath: dir.file("tmp"), withIntermediateDirectories: false)
+        let result = try Self.shell("TMPDIR=\"$PWD/tmp\" \"$PA\" export --store s -o - --json > out.json.gz", in: dir.path)
         #expect(result.exitCode == 0, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stderr.utf8)) as? [String: Any])
@@ -49,8 +50,18 @@ struct PipeTests {
         let inspected = try CLI.run(["inspect", dir.file("out.json.gz"), "--json"])
         #expect(inspected.exitCode == 0, "\(inspected.stderr)")
         // Nothing is left in the temporary directory the archive was staged in.
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("pulse-archive-export") }
-        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("tmp")).isEmpty)
+    }
+
+    @Test("a reader that goes away (export -o - | head): exit 1 naming standard output, no copy of the archive left in $TMPDIR")
+    func readerGoesAway() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 30)
+        try FileManager.default.createDirectory(atPath: dir.file("tmp"), withIntermediateDirectories: false)
+        let result = try Self.shell("{ TMPDIR=\"$PWD/tmp\" \"$PA\" export --store s -o - 2>err.txt; echo $? >rc.txt; } | head -c 100 >/dev/null; cat rc.txt err.txt", in: dir.path)
+        #expect(result.stdout.hasPrefix("1\n"), "\(result.stdout)")
+        #expect(result.stdout.contains("standard output"), "\(result.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("tmp")).isEmpty)
     }
 
     @Test("inspect - reads a gzip archive from a pipe as it reads the file, its size counted as it streams past")
