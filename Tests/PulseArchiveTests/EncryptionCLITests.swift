@@ -241,12 +241,17 @@ struct EncryptionCLITests {
         #expect(FileManager.default.fileExists(atPath: f.dir.file("backups/pulseloop-backup-2020-01-01-0000.json.gz")))
     }
 
-    @Test("an encrypted export leaves no plaintext behind in the temporary directory")
-    func noPlaintextLeftBehind() throws {
+    @Test("an encrypted export to a file never writes the plaintext anywhere: it needs no temporary directory at all")
+    func noPlaintextOnDisk() throws {
         let f = try Fixture()
+        // A temporary directory that cannot be used: an export that staged the plain archive there would fail.
+        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey)", in: f.dir, environment: ["TMPDIR": f.dir.file("missing")])
+        try Self.sh("age -d -i key.txt enc.age | gunzip -t", in: f.dir)
+        // To standard output it stages the archive in a private scratch directory, removed after.
         let scratch = f.dir.file("tmp")
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey)", in: f.dir, environment: ["TMPDIR": scratch])
+        try Self.sh("\"$PA\" export --store store -o - -r \(f.publicKey) > out.age", in: f.dir, environment: ["TMPDIR": scratch])
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
+        try Self.sh("age -d -i key.txt out.age | gunzip -t", in: f.dir)
     }
 }
