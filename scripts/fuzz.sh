@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (archive reader, document decoder, ULID parser, readiness maths,
-# the closure pipeline) with AddressSanitizer and runs each, seeded from Archives/.
+# the closure pipeline, the age decryptor) with AddressSanitizer and runs each, seeded from
+# Archives/fuzz-seeds/ (the age target also from files our encrypting sink writes at start).
 #
 #   scripts/fuzz.sh                  # each target for 60 s
 #   scripts/fuzz.sh --time 600       # each target for 10 minutes
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 case "$only" in
-    ""|archive-reader|document-decoder|ulid-parser|readiness|closure-pipeline) ;;
+    ""|archive-reader|document-decoder|ulid-parser|readiness|closure-pipeline|age-decryptor) ;;
     *) echo "unknown target: $only" >&2; usage ;;
 esac
 wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
@@ -38,7 +39,7 @@ out=.build/fuzz
 [ "$sanitize" = fuzzer ] && out=.build/fuzz-noasan
 mkdir -p "$out/artifacts"
 # Our modules' imports of each other, dropped from the copies below.
-own='PulseSystem|PulseArchive|PulseDocuments|Readiness|ReadinessChart|PulseStore|PulseVerify'
+own='PulseSystem|PulseAge|PulseArchive|PulseDocuments|Readiness|ReadinessChart|PulseStore|PulseVerify'
 # Builds a target from the sources of the modules named (Sources/<module>) and its own file, as
 # one module: the modules' imports of each other are dropped from copies of the sources, and
 # `-package-name` lets their package declarations see each other as SwiftPM would.
@@ -54,14 +55,23 @@ build() {
     done
     echo "building $name ($sanitize)"
     swiftc -sanitize="$sanitize" -parse-as-library -O -module-name PulseFuzz -package-name PulseArchive \
-        -I Sources/CZlib -I Sources/CSQLite -suppress-warnings "$src"/*.swift "Tests/Fuzz/$target" -lz -lsqlite3 -o "$out/$name"
+        -I Sources/CZlib -I Sources/CSQLite -I Sources/CCrypto $crypto_cflags -suppress-warnings \
+        "$src"/*.swift "Tests/Fuzz/$target" -lz -lsqlite3 $crypto_libs -o "$out/$name"
 }
-build archive-reader ArchiveReaderFuzz.swift PulseSystem PulseArchive
-build document-decoder DocumentDecoderFuzz.swift PulseSystem PulseArchive PulseDocuments
-build ulid-parser ULIDFuzz.swift PulseSystem PulseArchive
-build readiness ReadinessFuzz.swift PulseSystem PulseArchive Readiness ReadinessChart
-build closure-pipeline ClosureFuzz.swift PulseSystem PulseArchive PulseDocuments Readiness PulseStore PulseVerify
+# PulseAge (which PulseArchive imports since the age module landed) uses the C module CCrypto:
+# its module map is found through -I Sources/CCrypto, libcrypto's headers and library through
+# pkg-config as SwiftPM does (usually nothing beyond -lcrypto on Linux).
+crypto_cflags=$(pkg-config --cflags libcrypto 2>/dev/null | sed -E 's/(^| )-I/\1-Xcc -I/g') || crypto_cflags=""
+crypto_libs=$(pkg-config --libs libcrypto 2>/dev/null) || crypto_libs=-lcrypto
+[ -n "$crypto_libs" ] || crypto_libs=-lcrypto
+build archive-reader ArchiveReaderFuzz.swift PulseSystem PulseAge PulseArchive
+build document-decoder DocumentDecoderFuzz.swift PulseSystem PulseAge PulseArchive PulseDocuments
+build ulid-parser ULIDFuzz.swift PulseSystem PulseAge PulseArchive
+build readiness ReadinessFuzz.swift PulseSystem PulseAge PulseArchive Readiness ReadinessChart
+build closure-pipeline ClosureFuzz.swift PulseSystem PulseAge PulseArchive PulseDocuments Readiness PulseStore PulseVerify
+build age-decryptor AgeFuzz.swift PulseSystem PulseAge
 
+# SEEDS: one or more seed directories, separated by spaces (our paths have none).
 run() {
     local name=$1 seeds=$2 length=$3; shift 3
     wanted "$name" || return 0
@@ -71,7 +81,7 @@ run() {
     # The fuzzer's own exit status decides; the filter only shortens what is printed. Swift's
     # backtracer is off: on a trap it kept the output pipe open past the fuzzer's exit.
     SWIFT_BACKTRACE=enable=no "$out/$name" "${limit[@]}" -max_len="$length" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$@" \
-        -artifact_prefix="$out/artifacts/$name-" "$corpus" "$seeds" 2>&1 | tee "$out/$name.log" \
+        -artifact_prefix="$out/artifacts/$name-" "$corpus" $seeds 2>&1 | tee "$out/$name.log" \
         | { grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|Done|INFO: a leak)" || true; }
     local code=${PIPESTATUS[0]}
     [ "$code" -eq 0 ] || echo "$name FAILED (exit $code); the input is in $out/artifacts/" >&2
@@ -83,4 +93,12 @@ run document-decoder Archives/fuzz-seeds/documents 8192 || status=1
 run ulid-parser Archives/fuzz-seeds/ulid 64 || status=1
 run readiness Archives/fuzz-seeds/readiness 4096 || status=1
 run closure-pipeline Archives/fuzz-seeds/closure 12288 -dict=Archives/fuzz-seeds/closure.dict || status=1
+# The age target's seeds: the age test kit's vectors (headers stripped, inflated; those over 8 KiB
+# left out) in Archives/fuzz-seeds/age/, and files our own encrypting sink writes into
+# $out/seeds-age/ when the target starts (PULSE_FUZZ_AGE_SEEDS; X25519 and scrypt at work
+# factors 1 and 10, around the 64 KiB chunk). 140000 bytes hold two chunks and a header.
+if wanted age-decryptor; then
+    rm -rf "$out/seeds-age" && mkdir -p "$out/seeds-age"
+    PULSE_FUZZ_AGE_SEEDS="$out/seeds-age" run age-decryptor "Archives/fuzz-seeds/age $out/seeds-age" 140000 || status=1
+fi
 exit $status
