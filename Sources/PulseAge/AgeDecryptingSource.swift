@@ -113,7 +113,7 @@ public final class AgeDecryptingSource: ByteSource {
         }
         guard let length = opened else {
             OPENSSL_cleanse(plain.baseAddress, plain.count)
-            let what = count < Self.sealedChunkSize && chunkIndex > 0
+            let what = count < Self.sealedChunkSize
                 ? "fails its authentication tag (damaged, cut short inside it, or with data appended)"
                 : "fails its authentication tag"
             throw AgeError(.badChunk, "\(name): \(where_) \(what): the file is damaged or was changed")

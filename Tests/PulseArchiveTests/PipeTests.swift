@@ -64,6 +64,17 @@ struct PipeTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("tmp")).isEmpty)
     }
 
+    @Test("standard output that cannot take the report (full, closed): Error and exit 1, never a crash", arguments: ["> /dev/full", ">&-"])
+    func unwritableStandardOutput(redirect: String) throws {
+        let dir = TemporaryDirectory()
+        for command in ["inspect \"\(Repository.sampleFormat2)\"", "inspect \"\(Repository.sampleFormat2)\" --json", "keygen -o k\(redirect.count).txt", "--version",
+                        "import \"\(Repository.sampleFormat1)\" --store s --no-backfill"] {
+            let result = try Self.shell("\"$PA\" \(command) \(redirect)", in: dir.path)
+            #expect(result.exitCode == 1, "\(command) \(redirect): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("Error: cannot write standard output"), "\(command) \(redirect): \(result.stderr)")
+        }
+    }
+
     @Test("inspect - reads a gzip archive from a pipe as it reads the file, its size counted as it streams past")
     func inspectFromAPipe() throws {
         let fromFile = try CLI.run(["inspect", Repository.sampleFormat2, "--json"])
