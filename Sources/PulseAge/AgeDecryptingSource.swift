@@ -12,7 +12,7 @@ public final class AgeDecryptingSource: ByteSource {
     static let sealedChunkSize = AgeFormat.chunkSize + ChaChaPoly.tagSize
 
     private let name: String
-    private let counter: CountingInput
+    private let counter: CountedSource
     private let input: AgeInput
     private let cipher: ChaChaPoly
     private let payloadStart: Int64
@@ -37,7 +37,7 @@ public final class AgeDecryptingSource: ByteSource {
     ///   `.wrongPassphrase`, `.workFactorTooLarge`, `.headerMAC`, `.io`, `.crypto`.
     public init(source: ByteSource, name: String, keys: AgeKeys) throws(AgeError) {
         self.name = name
-        counter = CountingInput(source)
+        counter = CountedSource(source)
         let (input, _) = try AgeFormat.openInput(counter, name: name)
         self.input = input
         let header = try AgeHeader.read(from: input, name: name)
@@ -113,7 +113,7 @@ public final class AgeDecryptingSource: ByteSource {
         }
         guard let length = opened else {
             OPENSSL_cleanse(plain.baseAddress, plain.count)
-            let what = count < Self.sealedChunkSize && chunkIndex > 0
+            let what = count < Self.sealedChunkSize
                 ? "fails its authentication tag (damaged, cut short inside it, or with data appended)"
                 : "fails its authentication tag"
             throw AgeError(.badChunk, "\(name): \(where_) \(what): the file is damaged or was changed")

@@ -4,9 +4,21 @@ import PulseSystem
 /// Writes the age encryption (binary, never armored) of the bytes written to it into `output`:
 /// the header when created, then 64 KiB chunks as they fill; `finish()` seals the final chunk
 /// (one empty final chunk for an empty plaintext) and finishes `output`. Memory is two chunk
-/// buffers whatever the size. A new random file key and payload nonce for every file.
-public final class AgeEncryptingSink: ByteSink {
+/// buffers whatever the size (three over a rewritable output). A new random file key and
+/// payload nonce for every file.
+///
+/// Over an output that can rewrite what it wrote (a file), the plaintext's first chunk can be
+/// rewritten too (`patch`, within its first 64 KiB): that chunk is sealed last and written into
+/// the room left for it. A gzip header carries a checksum of the stream after it, known only at
+/// the end; so an encrypted archive is written in one pass, and its plaintext never touches a disk.
+public final class AgeEncryptingSink: RewritableSink {
     private let output: ByteSink
+    /// The plaintext's first chunk, kept to be sealed at `finish`, once written past it over a
+    /// rewritable output; and where its sealed form goes in that output.
+    private var firstChunk: UnsafeMutableRawBufferPointer?
+    private var firstChunkOffset: Int64 = 0
+    /// Plaintext bytes accepted so far.
+    public private(set) var bytesWritten: Int64 = 0
     private let cipher: ChaChaPoly
     private var plain: UnsafeMutableRawBufferPointer
     private var sealed: UnsafeMutableRawBufferPointer
@@ -85,6 +97,10 @@ public final class AgeEncryptingSink: ByteSink {
         OPENSSL_cleanse(plain.baseAddress, plain.count)
         plain.deallocate()
         sealed.deallocate()
+        if let firstChunk {
+            OPENSSL_cleanse(firstChunk.baseAddress, firstChunk.count)
+            firstChunk.deallocate()
+        }
     }
 
     private static func wrap(_ fileKey: SecretBytes, with wrapKey: SecretBytes) throws(AgeError) -> [UInt8] {
@@ -110,7 +126,26 @@ public final class AgeEncryptingSink: ByteSink {
             (plain.baseAddress! + buffered).copyMemory(from: bytes.baseAddress! + index, byteCount: count)
             buffered += count
             index += count
+            bytesWritten += Int64(count)
         }
+    }
+
+    /// Rewrites plaintext already written, within the first chunk (64 KiB): while that chunk is
+    /// still buffered, or over a rewritable output.
+    /// - Throws: `.io` for bytes past the first chunk, or when the first chunk is sealed already.
+    public func patch(_ bytes: [UInt8], at offset: Int64) throws {
+        guard !finished, offset >= 0, offset + Int64(bytes.count) <= min(bytesWritten, Int64(AgeFormat.chunkSize)) else {
+            throw AgeError(.io, "cannot rewrite \(bytes.count) bytes at offset \(offset) of an encrypted stream: only its first chunk, before the end")
+        }
+        let target: UnsafeMutableRawBufferPointer
+        if chunkIndex == 0 {
+            target = plain
+        } else if let firstChunk {
+            target = firstChunk
+        } else {
+            throw AgeError(.io, "cannot rewrite the first chunk of an encrypted stream: it is sealed and written already")
+        }
+        bytes.withUnsafeBytes { (target.baseAddress! + Int(offset)).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
     }
 
     public func finish() throws {
@@ -118,10 +153,28 @@ public final class AgeEncryptingSink: ByteSink {
         try seal(final: true)
         finished = true
         OPENSSL_cleanse(plain.baseAddress, plain.count)
+        if let firstChunk, let rewritable = output as? RewritableSink {
+            let nonce = ChaChaPoly.streamNonce(chunk: 0, final: false)
+            let count = try cipher.seal(nonce: nonce, UnsafeRawBufferPointer(firstChunk), into: sealed)
+            try rewritable.patch(Array(UnsafeRawBufferPointer(rebasing: sealed[0..<count])), at: firstChunkOffset)
+            OPENSSL_cleanse(firstChunk.baseAddress, firstChunk.count)
+        }
         try output.finish()
     }
 
     private func seal(final: Bool) throws {
+        if chunkIndex == 0, !final, let rewritable = output as? RewritableSink {
+            // Room for the first chunk, sealed at `finish` once nothing can change it any more.
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: AgeFormat.chunkSize, alignment: 16)
+            copy.copyMemory(from: UnsafeRawBufferPointer(plain))
+            firstChunk = copy
+            firstChunkOffset = rewritable.bytesWritten
+            let room = [UInt8](repeating: 0, count: AgeFormat.chunkSize + ChaChaPoly.tagSize)
+            try room.withUnsafeBytes { try output.write($0) }
+            chunkIndex = 1
+            buffered = 0
+            return
+        }
         let nonce = ChaChaPoly.streamNonce(chunk: chunkIndex, final: final)
         let count = try cipher.seal(nonce: nonce, UnsafeRawBufferPointer(rebasing: plain[0..<buffered]), into: sealed)
         try output.write(UnsafeRawBufferPointer(rebasing: sealed[0..<count]))

@@ -116,7 +116,7 @@ public enum AgeFormat {
     /// not its MAC (that needs the file key).
     /// - Throws: `.damagedHeader`, `.unsupportedVersion`, `.armor`, `.io`.
     public static func readHeaderSummary(from source: ByteSource, name: String) throws(AgeError) -> AgeHeaderSummary {
-        let (input, armored) = try openInput(CountingInput(source), name: name)
+        let (input, armored) = try openInput(CountedSource(source), name: name)
         let header = try AgeHeader.read(from: input, name: name)
         return AgeHeaderSummary(stanzaTypes: header.stanzas.map(\.type), armored: armored)
     }

@@ -111,20 +111,6 @@ final class AgeInput: ByteSource {
     }
 }
 
-/// Counts the bytes read from the file itself (before any armor decoding), for progress.
-final class CountingInput: ByteSource {
-    private let source: ByteSource
-    private(set) var count: Int64 = 0
-
-    init(_ source: ByteSource) { self.source = source }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let n = try source.read(into: buffer)
-        count += Int64(n)
-        return n
-    }
-}
-
 /// Runs `body`, whose only errors are `AgeError`s but whose type cannot say so (a closure
 /// passed to a standard-library `withUnsafe…` that is not typed-throws).
 func typedAge<R>(_ body: () throws -> R) throws(AgeError) -> R {

@@ -121,7 +121,7 @@ public struct ArchiveReader {
         case .memory(let bytes):
             (file, size) = (MemorySource(bytes), Int64(bytes.count))
         }
-        let rawCount = RawByteCount(file)
+        let rawCount = CountedSource(file)
         var (head, raw): ([UInt8], ByteSource) = try PrefixedSource.head(of: rawCount, count: 4096)
         let encrypted = AgeFormat.looksLikeAge(head)
         if encrypted {
@@ -194,17 +194,3 @@ public struct ArchiveReader {
     }
 }
 
-/// Counts the bytes read from the archive's own source (compressed, for a gzip file), for
-/// the size of an input whose size is known only at its end (a pipe).
-private final class RawByteCount: ByteSource {
-    private let base: ByteSource
-    private(set) var count: Int64 = 0
-
-    init(_ base: ByteSource) { self.base = base }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let n = try base.read(into: buffer)
-        count += Int64(n)
-        return n
-    }
-}

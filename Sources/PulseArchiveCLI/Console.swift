@@ -1,6 +1,7 @@
 import Foundation
 import PulseArchive
 import PulseStore
+import PulseSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -14,18 +15,35 @@ struct Console {
     /// Writes a result line. Control characters are escaped (`ShownText`): reports quote
     /// values from archives and stores, and a terminal must not act on them. JSON output has
     /// none to escape (`JSONReport` writes them as `\u` escapes), so it stays exact.
-    func out(_ text: String) {
-        FileHandle.standardOutput.write(Data((ShownText.escapingControls(text) + "\n").utf8))
+    /// - Throws: `SystemError` when standard output cannot take it (closed, a full disk, a
+    ///   reader gone): the command then fails with exit 1, whatever it had done.
+    func out(_ text: String) throws {
+        try Self.write(ShownText.escapingControls(text) + "\n", to: STDOUT_FILENO, name: "standard output")
     }
 
     /// Writes a message line, control characters escaped as by `out`.
+    /// A message nobody may be able to read (standard error closed) is dropped.
     func err(_ text: String) {
-        FileHandle.standardError.write(Data((ShownText.escapingControls(text) + "\n").utf8))
+        try? Self.write(ShownText.escapingControls(text) + "\n", to: STDERR_FILENO, name: "standard error")
     }
 
     /// Writes a message line as it is: for the tool's own terminal sequences.
     func errRaw(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        try? Self.write(text + "\n", to: STDERR_FILENO, name: "standard error")
+    }
+
+    private static func write(_ text: String, to descriptor: Int32, name: String) throws {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(.io, "cannot write \(name): \(errnoText())")
+            }
+            offset += n
+        }
+        bytes.removeAll()
     }
 
     var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }

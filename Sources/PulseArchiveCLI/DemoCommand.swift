@@ -51,7 +51,7 @@ struct DemoCommand: Subcommand {
         let report = try PulseStore.withExclusiveAccess(store, create: false, activity: "demo") { store in
             try BackfillRequest(days: 90, asOf: options.endDay, timeZone: options.timeZone).run(on: store, now: ArgumentValues.nowMillis())
         }
-        console.out("Filled \(store) with \(options.days) days of demo data: \(ProgressLine.grouped(rows)) rows; readiness scored on \(report.scored) of \(report.days) days")
+        try console.out("Filled \(store) with \(options.days) days of demo data: \(ProgressLine.grouped(rows)) rows; readiness scored on \(report.scored) of \(report.days) days")
         return 0
     }
 }

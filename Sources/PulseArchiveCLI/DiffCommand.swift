@@ -42,7 +42,7 @@ struct DiffCommand: Subcommand {
         json = arguments.flag("--json")
         exitCode = arguments.flag("--exit-code")
         failOn = try Self.kinds(arguments.value("--fail-on"))
-        show = try ArgumentValues.integer(arguments.value("--show"), option: "--show", range: 0...100_000) ?? 0
+        show = try ArgumentValues.integer(arguments.value("--show"), option: "--show", range: 0...1000) ?? 0
         limits = try ArgumentValues.limits(arguments)
         keys = try KeyOptions.decryptionKeys(arguments, console: console)
         // The Android dialect's local days (coachNotificationRecords.dateKey) are in $TZ's zone.
@@ -72,7 +72,7 @@ struct DiffCommand: Subcommand {
 
     func run() throws -> Int32 {
         let report = try ArchiveDiff.diff(old: openArchive(old), new: openArchive(new), show: show)
-        console.out(json ? Self.json(report, old: old, new: new).text : Self.text(report, old: old, new: new, show: show))
+        try console.out(json ? Self.json(report, old: old, new: new).text : Self.text(report, old: old, new: new, show: show))
         return failed(report) ? 1 : 0
     }
 
@@ -166,7 +166,9 @@ struct DiffCommand: Subcommand {
         }
         if !report.problems.isEmpty { text += "\n" }
         for problem in report.problems { text += "warning: \(message(problem, old: old, new: new))\n" }
-        if differing.isEmpty {
+        if differing.isEmpty && !report.problems.isEmpty {
+            text += "\ndiff: no differences in what was compared, but keys repeat (above): only the first row of each was compared"
+        } else if differing.isEmpty {
             text += "\ndiff: no differences"
         } else {
             let sum = differing.reduce((0, 0, 0)) { ($0.0 + $1.1.added, $0.1 + $1.1.removed, $0.2 + $1.1.changed) }

@@ -62,7 +62,7 @@ struct ExportCommand: Subcommand {
     static func destination(_ output: String?, at date: Date, encrypted: Bool, zone: () throws -> TimeZone) throws -> ExportDestination {
         if output == "-" { return .stream(FileSink(try SystemFile.standardOutput())) }
         if let output, !PrivateFiles.isDirectory(output) { return .file(output) }
-        return .newFile(directory: output ?? ".", stem: defaultStem(at: date, zone: try zone()), suffix: encrypted ? ".json.gz.age" : ".json.gz")
+        return .newFile(directory: output ?? "", stem: defaultStem(at: date, zone: try zone()), suffix: encrypted ? ".json.gz.age" : ".json.gz")
     }
 
     /// `pulseloop-backup-<yyyy-MM-dd-HHmm>`, in local time: the app's name for its archives.
@@ -86,9 +86,9 @@ struct ExportCommand: Subcommand {
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }
         // With the archive on standard output, the report goes to standard error.
-        let report: (String) -> Void = { text in if case .stream = output { console.err(text) } else { console.out(text) } }
+        let report: (String) throws -> Void = { text in if case .stream = output { console.err(text) } else { try console.out(text) } }
         if json {
-            report(JSONReport.object([
+            try report(JSONReport.object([
                 ("path", .string(result.path)),
                 ("formatVersion", .int(result.formatVersion)),
                 ("tables", .counts(result.tables.merging(result.documents) { a, _ in a })),
@@ -98,7 +98,7 @@ struct ExportCommand: Subcommand {
             let rows = result.tables.values.reduce(0, +)
             let documents = result.documents.values.reduce(0, +)
             console.err("Exported \(ProgressLine.grouped(rows)) rows and \(documents) documents from \(store) (format \(result.formatVersion), \(Formatting.bytes(result.fileBytes)))")
-            if case .stream = output {} else { console.out(result.path) }
+            if case .stream = output {} else { try console.out(result.path) }
         }
         return 0
     }

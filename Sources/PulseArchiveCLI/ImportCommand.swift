@@ -64,7 +64,7 @@ struct ImportCommand: Subcommand {
             console.err("Saved the store's previous content to \(backup)")
         }
         if json {
-            console.out(JSONReport.object([
+            try console.out(JSONReport.object([
                 ("mode", .string(result.mode)),
                 ("tables", .counts(result.tables)),
                 ("inserted", .counts(result.inserted)),
@@ -91,7 +91,7 @@ struct ImportCommand: Subcommand {
             } else {
                 text += "\nReadiness: not recomputed (--no-backfill)"
             }
-            console.out(text)
+            try console.out(text)
         }
         return 0
     }

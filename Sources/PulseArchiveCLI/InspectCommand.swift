@@ -35,9 +35,9 @@ struct InspectCommand: Subcommand {
         progress.finish()
         for warning in summary.warnings { console.err("warning: \(warning.message)") }
         if json {
-            console.out(ArchiveReport.inspect(summary).text)
+            try console.out(ArchiveReport.inspect(summary).text)
         } else {
-            console.out(ArchiveReport.inspectText(summary, file: input.name))
+            try console.out(ArchiveReport.inspectText(summary, file: input.name))
         }
         return 0
     }

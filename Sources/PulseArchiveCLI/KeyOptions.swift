@@ -27,24 +27,37 @@ enum KeyOptions {
     /// Key files are small; a larger file is refused rather than read whole.
     static let maxKeyFileBytes = 1 << 20
 
-    /// Reads an identity (or recipients, or passphrase) file: bounded, not through a link
-    /// check (a key file is the user's, wherever it is).
+    /// Reads an identity (or recipients, or passphrase) file, at most `maxKeyFileBytes` of it
+    /// whatever it is: a pipe (`<(pass show backup)`) is welcome, a device that never ends is
+    /// refused once past the bound.
     static func readKeyFile(_ path: String, what: String) throws -> [UInt8] {
         do {
             let file = try SystemFile.openForReading(path)
-            guard file.size() <= maxKeyFileBytes else {
+            var bytes = try file.read(upTo: maxKeyFileBytes + 1)
+            guard bytes.count <= maxKeyFileBytes else {
+                wipe(&bytes)
                 throw KeyError(.unreadableFile, "the \(what) \(path) is larger than \(maxKeyFileBytes) bytes: not a key file")
             }
-            return try file.readToEnd()
+            return bytes
         } catch let error as SystemError {
             throw KeyError(.unreadableFile, "cannot read the \(what): \(error.message)")
         }
+    }
+
+    /// True when a key was given on purpose: an identity, a passphrase file, the variable.
+    static func keysGiven(_ arguments: ParsedArguments, console: Console) -> Bool {
+        !arguments.values("--identity").isEmpty || arguments.value("--passphrase-file") != nil || console.environment[variable] != nil
     }
 
     /// The keys a reader was given. The passphrase (file, variable, else the terminal, if there
     /// is one) is asked only when a file needs one, once; without any, an encrypted archive is
     /// refused with what its header says.
     static func decryptionKeys(_ arguments: ParsedArguments, console: Console) throws -> AgeKeys {
+        if arguments.positionals.contains("-") {
+            for path in arguments.values("--identity") + arguments.values("--passphrase-file") where isStandardInput(path) {
+                throw UsageError(message: "'\(path)' is standard input, which is the archive (-): give the key in a file of its own")
+            }
+        }
         var identities: [AgeX25519Identity] = []
         for path in arguments.values("--identity") {
             var bytes = try readKeyFile(path, what: "identity file")
@@ -127,6 +140,14 @@ enum KeyOptions {
     static func advice(_ message: String, kind: ArchiveError.Kind) -> String {
         guard kind == .encrypted else { return message }
         return "\(message): give --identity FILE, or --passphrase-file FILE or \(variable) for a passphrase"
+    }
+
+    /// True when `path` names the file standard input is (`/dev/stdin`, `/dev/fd/0`, or the file
+    /// redirected in).
+    static func isStandardInput(_ path: String) -> Bool {
+        var named = stat(), input = stat()
+        guard stat(path, &named) == 0, fstat(STDIN_FILENO, &input) == 0 else { return false }
+        return named.st_dev == input.st_dev && named.st_ino == input.st_ino
     }
 
     /// Warns when a file holding a secret can be read by group or others.

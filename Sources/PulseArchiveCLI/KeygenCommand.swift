@@ -30,7 +30,7 @@ struct KeygenCommand: Subcommand {
             var bytes = try KeyOptions.readKeyFile(identityFile, what: "identity file")
             defer { KeyOptions.wipe(&bytes) }
             KeyOptions.warnIfShared(identityFile, console: console)
-            for identity in try AgeIdentityFile.parse(bytes, name: identityFile) { console.out(identity.recipient.bech32) }
+            for identity in try AgeIdentityFile.parse(bytes, name: identityFile) { try console.out(identity.recipient.bech32) }
             return 0
         }
         let identity = try AgeX25519Identity.generate()
@@ -44,7 +44,7 @@ struct KeygenCommand: Subcommand {
         let file = try AtomicFile(targetPath: output)
         try contents.withUnsafeBytes { try file.file.write($0) }
         try file.commit()
-        console.out(identity.recipient.bech32)
+        try console.out(identity.recipient.bech32)
         return 0
     }
 

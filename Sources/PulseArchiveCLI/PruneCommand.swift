@@ -35,6 +35,8 @@ struct PruneCommand: Subcommand {
     let json: Bool
     let limits: ArchiveLimits
     let keys: AgeKeys
+    /// An identity, a passphrase file or the variable was given.
+    let keysGiven: Bool
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
@@ -59,6 +61,7 @@ struct PruneCommand: Subcommand {
         json = arguments.flag("--json")
         limits = try ArgumentValues.limits(arguments)
         keys = try KeyOptions.decryptionKeys(arguments, console: console)
+        keysGiven = KeyOptions.keysGiven(arguments, console: console)
         self.console = console
     }
 
@@ -66,7 +69,7 @@ struct PruneCommand: Subcommand {
         let outcome: Prune.Outcome
         do {
             // Read as `inspect` reads: every value checked and the rows staged (a repeated key too).
-            outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits, keys: keys,
+            outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits, keys: keys, keysGiven: keysGiven,
                                     read: { _ = try ArchiveValidation.validate($0) })
         } catch let refusal as UnreadableNewestArchive {
             let cause = (refusal.cause as? ArchiveError).map { LimitOptions.advice($0.message, limit: $0.limit) } ?? "\(refusal.cause)"
@@ -74,7 +77,10 @@ struct PruneCommand: Subcommand {
             return 1
         }
         for (_, reason) in outcome.failed { console.err("Error: \(reason)") }
-        console.out(json ? Self.json(outcome).text : Self.text(outcome))
+        if outcome.newestCheck == .header, let newest = outcome.kept.first?.name.fileName {
+            console.err("warning: the newest archive \(ShownText.quoted(newest)) is encrypted and no key was given: it was checked only as far as its age header; give --identity or a passphrase to check it all the way")
+        }
+        try console.out(json ? Self.json(outcome).text : Self.text(outcome))
         return outcome.failed.isEmpty ? 0 : 1
     }
 
@@ -89,16 +95,23 @@ struct PruneCommand: Subcommand {
             ("dryRun", .bool(outcome.dryRun)),
             ("skipped", problems(outcome.skipped)),
             ("failed", problems(outcome.failed)),
+            ("newestCheck", outcome.newestCheck.map { .string($0.rawValue) } ?? .null),
         ])
     }
 
     static func text(_ outcome: Prune.Outcome) -> String {
+        // A name with a line break or a space at either end is shown quoted and escaped: a
+        // table row must not fake another, nor hide what a name holds.
+        func shown(_ name: String) -> String {
+            name.contains(where: { $0.isNewline || $0 == "\t" }) || name.first == " " || name.last == " " || name.isEmpty
+                ? ShownText.quoted(name) : name
+        }
         var rows: [[String]] = []
-        for kept in outcome.kept { rows.append(["keep", kept.name.fileName, kept.reasons.joined(separator: ", ")]) }
-        for file in outcome.removed { rows.append([outcome.dryRun ? "would remove" : "removed", file, ""]) }
-        for (file, reason) in outcome.skipped { rows.append(["skipped", file, reason]) }
-        for (file, reason) in outcome.failed { rows.append(["failed", file, reason]) }
-        for file in outcome.ignored { rows.append(["ignored", file, "not a regular file named by the scheme"]) }
+        for kept in outcome.kept { rows.append(["keep", shown(kept.name.fileName), kept.reasons.joined(separator: ", ")]) }
+        for file in outcome.removed { rows.append([outcome.dryRun ? "would remove" : "removed", shown(file), ""]) }
+        for (file, reason) in outcome.skipped { rows.append(["skipped", shown(file), reason]) }
+        for (file, reason) in outcome.failed { rows.append(["failed", shown(file), reason]) }
+        for file in outcome.ignored { rows.append(["ignored", shown(file), "not a regular file named by the scheme"]) }
         var text = rows.isEmpty ? "  (no entries)" : Formatting.columns(["action", "file", "why"], rows, numeric: [])
         text += "\n\(outcome.kept.count) kept, \(outcome.removed.count) \(outcome.dryRun ? "to remove" : "removed"), \(outcome.ignored.count) ignored"
         if !outcome.skipped.isEmpty { text += ", \(outcome.skipped.count) skipped" }

@@ -32,6 +32,10 @@ public enum PulseArchiveCommand {
         // reports and cleans up after, instead of the signal killing the process mid-write and
         // leaving a partial file or a half-made store.
         signal(SIGXFSZ, SIG_IGN)
+        // Likewise a reader that goes away (`export -o - | head -c 100`): the write fails with
+        // EPIPE, reported and cleaned up after, instead of the signal leaving the scratch copy
+        // of the archive behind in $TMPDIR.
+        signal(SIGPIPE, SIG_IGN)
         #if canImport(Glibc)
         // Buffers of 256 KiB and more come from mmap and go back to the system when freed.
         // Left to itself, glibc raises this threshold to the largest block freed so far, and
@@ -57,18 +61,14 @@ public enum PulseArchiveCommand {
         }
         switch first {
         case "-h", "--help":
-            console.out(rootHelp)
-            return 0
+            return printed(rootHelp, console)
         case "--version":
-            console.out("pulse-archive \(version)")
-            return 0
+            return printed("pulse-archive \(version)", console)
         case "help":
             if arguments.count > 1, let command = subcommands.first(where: { $0.spec.name == arguments[1] }) {
-                console.out(command.spec.helpText)
-            } else {
-                console.out(rootHelp)
+                return printed(command.spec.helpText, console)
             }
-            return 0
+            return printed(rootHelp, console)
         default:
             break
         }
@@ -79,7 +79,7 @@ public enum PulseArchiveCommand {
         do {
             let parsed = try ParsedArguments(Array(arguments.dropFirst()), spec: spec)
             if parsed.wantsHelp {
-                console.out(spec.helpText)
+                try console.out(spec.helpText)
                 return 0
             }
             let instance = try command.init(parsed, console: console)
@@ -91,6 +91,17 @@ public enum PulseArchiveCommand {
             return 1
         } catch {
             // StoreError prints as its message (CustomStringConvertible).
+            console.err("Error: \(error)")
+            return 1
+        }
+    }
+
+    /// Prints help or the version: exit 0, or 1 when standard output cannot take it.
+    private static func printed(_ text: String, _ console: Console) -> Int32 {
+        do {
+            try console.out(text)
+            return 0
+        } catch {
             console.err("Error: \(error)")
             return 1
         }

@@ -71,9 +71,9 @@ struct ReadinessCommand: Subcommand {
             try file.commit()
         }
         if json {
-            console.out(JSONReport.object([("days", .array(history.map(Self.jsonDay)))]).text)
+            try console.out(JSONReport.object([("days", .array(history.map(Self.jsonDay)))]).text)
         } else {
-            console.out(Self.table(history, store: store, zone: zone))
+            try console.out(Self.table(history, store: store, zone: zone))
             if let svgPath { console.err("Wrote the trend chart to \(svgPath)") }
         }
         return 0

@@ -44,9 +44,9 @@ struct VerifyCommand: Subcommand {
         let report = try ArchiveVerifier.verify(input, store: store, timeZone: zone, limits: limits, progress: progress.update)
         progress.finish()
         if json {
-            console.out(Self.json(report).text)
+            try console.out(Self.json(report).text)
         } else {
-            console.out(Self.text(report, file: input.name))
+            try console.out(Self.text(report, file: input.name))
         }
         return report.ok ? 0 : 1
     }

@@ -15,16 +15,26 @@ public struct UnreadableNewestArchive: Error, CustomStringConvertible {
 
 /// The check `prune` makes of the newest archive before it removes anything.
 public enum NewestArchiveCheck {
+    /// How far the newest archive could be checked.
+    public enum Depth: String, Sendable {
+        /// Read all the way, every value checked.
+        case full
+        /// Encrypted, and no key was given: its age header parsed, and nothing more can be known.
+        case header
+    }
+
     /// Reads the archive at `path` all the way with `read` (the codec's reader by default; the
     /// command line stages the rows as `inspect` does). An encrypted one is read all the way
-    /// with `keys` that open it; without them, as far as its header, which must parse.
+    /// with `keys` that open it; without any key (`headerOnly`), as far as its header, which must
+    /// parse; keys given that do not open it refuse it.
     /// - Throws: `UnreadableNewestArchive`.
-    public static func check(_ name: BackupName, at path: String, limits: ArchiveLimits, keys: AgeKeys?,
-                             read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws(UnreadableNewestArchive) {
+    public static func check(_ name: BackupName, at path: String, limits: ArchiveLimits, keys: AgeKeys?, headerOnly: Bool,
+                             read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws(UnreadableNewestArchive) -> Depth {
         do {
             try read(ArchiveReader(ArchiveInput.file(path).decrypting(with: keys), limits: limits))
-        } catch let error as ArchiveError where error.kind == .encrypted && name.encrypted {
-            // The header parsed; without its key nothing more of the file can be checked.
+            return .full
+        } catch let error as ArchiveError where error.kind == .encrypted && name.encrypted && headerOnly {
+            return .header
         } catch {
             throw UnreadableNewestArchive(path: path, cause: error)
         }

@@ -16,6 +16,8 @@ public enum Prune {
         /// Entries that are not candidates, sorted.
         public let ignored: [String]
         public let dryRun: Bool
+        /// How far the newest archive was checked before anything was removed (nil: no archive).
+        public let newestCheck: NewestArchiveCheck.Depth?
     }
 
     /// Lists `directory`, plans with `policy`, reads the newest archive and, unless `dryRun`,
@@ -23,13 +25,17 @@ public enum Prune {
     /// - Throws: `SystemError` when the directory cannot be listed; `UnreadableNewestArchive`
     ///   when the newest does not read (nothing is removed, even with `dryRun` it is reported).
     /// - Precondition: `policy` is not empty (the command line refuses an empty one).
+    /// - Parameter keysGiven: keys were given on purpose (an identity, a passphrase file): an
+    ///   encrypted newest archive they do not open is refused, not checked by its header only.
     public static func run(directory: String, policy: RetentionPolicy, dryRun: Bool, limits: ArchiveLimits, keys: AgeKeys? = nil,
-                           read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws -> Outcome {
+                           keysGiven: Bool = false, read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws -> Outcome {
         precondition(!policy.isEmpty, "prune needs at least one --keep rule")
         let listing = try BackupDirectory(directory)
         let plan = policy.plan(listing.archives)
+        var newestCheck: NewestArchiveCheck.Depth?
         if let newest = plan.newest {
-            try NewestArchiveCheck.check(newest, at: join(directory, newest.fileName), limits: limits, keys: keys, read: read)
+            newestCheck = try NewestArchiveCheck.check(newest, at: join(directory, newest.fileName), limits: limits, keys: keys,
+                                                       headerOnly: !keysGiven, read: read)
         }
         var removed: [String] = []
         var skipped: [(file: String, reason: String)] = []
@@ -48,7 +54,8 @@ public enum Prune {
             case .failed(let reason): failed.append((name.fileName, reason))
             }
         }
-        return Outcome(kept: plan.kept, removed: removed, skipped: skipped, failed: failed, ignored: listing.ignored, dryRun: dryRun)
+        return Outcome(kept: plan.kept, removed: removed, skipped: skipped, failed: failed, ignored: listing.ignored, dryRun: dryRun,
+                       newestCheck: newestCheck)
     }
 
     private static func join(_ directory: String, _ name: String) -> String {

@@ -4,7 +4,7 @@ import PulseSystem
 public enum ExportDestination {
     /// Exactly this path; refused when a file is there (an export never replaces one).
     case file(String)
-    /// A new file in `directory` named `<stem><suffix>`, else `<stem>-2<suffix>`, `-3`, … : the
+    /// A new file in `directory` ("" for the current directory, named without `./`) named `<stem><suffix>`, else `<stem>-2<suffix>`, `-3`, … : the
     /// first name free when the archive is complete. A nightly job that runs twice within the
     /// minute of the default name gets a second archive, not a refusal; names still sort by
     /// the time in the stem.
@@ -16,7 +16,7 @@ public enum ExportDestination {
 
     /// The name `newFile` tries `attempt` times in (1 is the bare stem).
     static func candidate(directory: String, stem: String, suffix: String, attempt: Int) -> String {
-        let separator = directory.hasSuffix("/") ? "" : "/"
+        let separator = directory.isEmpty || directory.hasSuffix("/") ? "" : "/"
         return directory + separator + stem + (attempt == 1 ? "" : "-\(attempt)") + suffix
     }
 

@@ -36,17 +36,23 @@ extension PulseStore {
 
     /// Writes an archive of this store into `target`, committed under its name or, when a file
     /// of that name appeared meanwhile, under the first free one of `alternatives`; the caller
-    /// holds the lock. A sealed archive is written plain to a scratch file first, then sealed
-    /// into `target`.
+    /// holds the lock. A sealed archive is written in the same one pass when the sealing can
+    /// rewrite what it was given (age over a file: the gzip header's checksum goes into the
+    /// first chunk, sealed last), else plain to a scratch file first.
     func export(to target: AtomicFile, alternatives: some Sequence<String>, options: ExportOptions) throws -> ExportResult {
-        guard let sealing = options.sealing else {
-            return try exportPlain(to: target, alternatives: alternatives, options: options)
+        let fileSink = FileSink(target.file)
+        guard let sealed = try options.sealing?(fileSink) else {
+            return try exportPlain(to: target, through: fileSink, counting: fileSink, alternatives: alternatives, options: options)
+        }
+        if let rewritable = sealed as? RewritableSink {
+            return try exportPlain(to: target, through: rewritable, counting: fileSink, alternatives: alternatives, options: options)
         }
         var committedPath = target.targetPath
         var result = try exportThroughScratch(options: options) { archive in
-            let written = try Self.deliver(archive, to: FileSink(target.file), sealing: sealing)
+            try archive.copy(to: sealed)
+            try sealed.finish()
             committedPath = try target.commit(alternatives: alternatives)
-            return written
+            return fileSink.bytesWritten
         }
         result.path = committedPath
         return result
@@ -70,17 +76,21 @@ extension PulseStore {
         defer { PrivateFiles.remove(scratch) }
         var plain = options
         plain.sealing = nil
-        var result = try exportPlain(to: AtomicFile(targetPath: scratch + "/archive"), alternatives: [], options: plain)
+        let target = try AtomicFile(targetPath: scratch + "/archive")
+        let fileSink = FileSink(target.file)
+        var result = try exportPlain(to: target, through: fileSink, counting: fileSink, alternatives: [], options: plain)
         result.fileBytes = try deliver(SystemFile.openForReading(result.path, followingLinks: false))
         return result
     }
 
-    private func exportPlain(to target: AtomicFile, alternatives: some Sequence<String>, options: ExportOptions) throws -> ExportResult {
+    /// Writes the archive into `output` (the target's file, or a sealing of it), then commits
+    /// `target`; `fileSink` counts the bytes the file received.
+    private func exportPlain(to target: AtomicFile, through output: RewritableSink, counting fileSink: FileSink,
+                             alternatives: some Sequence<String>, options: ExportOptions) throws -> ExportResult {
         let tree = try DocumentTree(scanning: directory)
         try StoreDocuments.requireExportable(tree, limits: options.limits)
-        let fileSink = FileSink(target.file)
         // JSON is produced on this thread while the second core compresses.
-        let counter = ByteCounter(next: options.compressed ? BackgroundSink(next: try GzipWriter(output: fileSink)) : fileSink)
+        let counter = ByteCounter(next: options.compressed ? BackgroundSink(next: try GzipWriter(output: output)) : output)
         let documents = StoreDocuments.Content(tree: tree)
         // One read transaction: the archive is a snapshot even if the store changes meanwhile.
         let tables = try database.transaction(immediate: false) {

@@ -20,3 +20,18 @@ public protocol RewritableSink: ByteSink {
     /// Rewrites bytes already written, from `offset` on.
     func patch(_ bytes: [UInt8], at offset: Int64) throws
 }
+
+/// Counts the bytes read through it: the size of a stream known only at its end (a pipe), or
+/// how far a reader has come in a file.
+public final class CountedSource: ByteSource {
+    private let base: ByteSource
+    public private(set) var count: Int64 = 0
+
+    public init(_ base: ByteSource) { self.base = base }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = try base.read(into: buffer)
+        count += Int64(n)
+        return n
+    }
+}

@@ -138,13 +138,14 @@ public final class PrefixedSource: ByteSource {
         return (head, PrefixedSource(head, then: source))
     }
 
+    /// Fills the buffer from the prefix and then, in the same call, from the rest: a read is as
+    /// large as it would be without the sniff.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        if offset < prefix.count {
-            let n = min(buffer.count, prefix.count - offset)
-            prefix.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
-            offset += n
-            return n
-        }
-        return try rest.read(into: buffer)
+        guard offset < prefix.count else { return try rest.read(into: buffer) }
+        let n = min(buffer.count, prefix.count - offset)
+        prefix.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
+        offset += n
+        guard n < buffer.count else { return n }
+        return n + (try rest.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[n...])))
     }
 }

@@ -151,6 +151,20 @@ extension SystemFile {
         }
     }
 
+    /// The rest of the file when it holds at most `limit` bytes, else its first `limit` bytes:
+    /// bounded whatever the file is (a device that never ends, a pipe).
+    public func read(upTo limit: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var filled = 0
+        while filled < limit {
+            let n = try bytes.withUnsafeMutableBytes { try read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+            if n == 0 { break }
+            filled += n
+        }
+        bytes.removeSubrange(filled...)
+        return bytes
+    }
+
     /// The whole rest of the file.
     public func readToEnd() throws -> [UInt8] {
         var bytes: [UInt8] = []

@@ -52,9 +52,10 @@ public struct ArchiveDiffReport {
         self.new = new
     }
 
-    /// Nothing added, removed or changed anywhere (problems aside).
+    /// Nothing added, removed or changed anywhere, and no key repeated within either archive
+    /// (then only the first row of that key was compared: the two cannot be called identical).
     public var identical: Bool {
-        tables.values.allSatisfy(\.isEmpty) && settings.isEmpty && attachments.isEmpty && documents.isEmpty
+        problems.isEmpty && tables.values.allSatisfy(\.isEmpty) && settings.isEmpty && attachments.isEmpty && documents.isEmpty
     }
 
     /// Every category's counts: the tables, then settings, attachments, documents.

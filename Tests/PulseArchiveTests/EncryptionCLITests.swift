@@ -241,12 +241,60 @@ struct EncryptionCLITests {
         #expect(FileManager.default.fileExists(atPath: f.dir.file("backups/pulseloop-backup-2020-01-01-0000.json.gz")))
     }
 
-    @Test("an encrypted export leaves no plaintext behind in the temporary directory")
-    func noPlaintextLeftBehind() throws {
+    @Test("an encrypted export to a file never writes the plaintext anywhere: it needs no temporary directory at all")
+    func noPlaintextOnDisk() throws {
         let f = try Fixture()
+        // A temporary directory that cannot be used: an export that staged the plain archive there would fail.
+        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey)", in: f.dir, environment: ["TMPDIR": f.dir.file("missing")])
+        try Self.sh("age -d -i key.txt enc.age | gunzip -t", in: f.dir)
+        // To standard output it stages the archive in a private scratch directory, removed after.
         let scratch = f.dir.file("tmp")
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey)", in: f.dir, environment: ["TMPDIR": scratch])
+        try Self.sh("\"$PA\" export --store store -o - -r \(f.publicKey) > out.age", in: f.dir, environment: ["TMPDIR": scratch])
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
+        try Self.sh("age -d -i key.txt out.age | gunzip -t", in: f.dir)
+    }
+
+    @Test("a key option on an endless device or on standard input that is the archive is refused, bounded")
+    func keyFilesAreBounded() throws {
+        let f = try Fixture()
+        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey)", in: f.dir)
+        for option in ["--passphrase-file /dev/zero", "-i /dev/zero", "-i /dev/urandom"] {
+            let result = try Self.sh("\"$PA\" inspect enc.age \(option)", in: f.dir, expectingSuccess: false)
+            #expect(result.exitCode == 1, "\(option)")
+            #expect(result.stderr.contains("is larger than 1048576 bytes: not a key file"), "\(option): \(result.stderr)")
+        }
+        let twice = try Self.sh("\"$PA\" inspect - -i /dev/stdin < enc.age", in: f.dir, expectingSuccess: false)
+        #expect(twice.exitCode == 64)
+        #expect(twice.stderr.contains("is standard input, which is the archive"))
+        // A pipe is a fine key file (process substitution, `pass show`).
+        try Self.sh("cat enc.age | \"$PA\" inspect - -i /dev/fd/3 3< key.txt >/dev/null", in: f.dir)
+    }
+
+    @Test("a file cut inside its first chunk says it may be cut short")
+    func cutInsideTheFirstChunk() throws {
+        let f = try Fixture()
+        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && head -c 2000 enc.age > cut.age", in: f.dir)
+        let result = try Self.sh("\"$PA\" inspect cut.age -i key.txt", in: f.dir, expectingSuccess: false)
+        #expect(result.exitCode == 1)
+        #expect(result.stderr.contains("chunk 0 at offset") && result.stderr.contains("cut short inside it"), "\(result.stderr)")
+    }
+
+    @Test("prune says when it could check an encrypted newest archive only by its header, and refuses one the keys given do not open")
+    func pruneAndEncryptedNewest() throws {
+        let f = try Fixture()
+        try FileManager.default.createDirectory(atPath: f.dir.file("b"), withIntermediateDirectories: false)
+        try Self.sh("cp plain.json.gz b/pulseloop-backup-2020-01-01-0000.json.gz && \"$PA\" export --store store -o b/pulseloop-backup-2030-01-01-0000.json.gz.age -r \(f.publicKey)", in: f.dir)
+        f.dir.write("pass.txt", "some passphrase\n")
+        let refused = try Self.sh("chmod 600 pass.txt; \"$PA\" prune b --keep-last 1 --passphrase-file pass.txt </dev/null", in: f.dir, expectingSuccess: false)
+        #expect(refused.exitCode == 1)
+        #expect(refused.stderr.contains("nothing was removed"), "\(refused.stderr)")
+        #expect(FileManager.default.fileExists(atPath: f.dir.file("b/pulseloop-backup-2020-01-01-0000.json.gz")))
+        let headerOnly = try Self.sh("\"$PA\" prune b --keep-last 1 --json </dev/null", in: f.dir)
+        #expect(headerOnly.json["newestCheck"] as? String == "header")
+        #expect(headerOnly.stderr.contains("checked only as far as its age header"), "\(headerOnly.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: f.dir.file("b/pulseloop-backup-2020-01-01-0000.json.gz")))
+        let full = try Self.sh("\"$PA\" prune b --keep-last 1 --json -i key.txt", in: f.dir)
+        #expect(full.json["newestCheck"] as? String == "full")
     }
 }

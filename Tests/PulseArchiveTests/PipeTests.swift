@@ -39,7 +39,8 @@ struct PipeTests {
     func exportToStandardOutputReportsOnStandardError() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("s"), days: 3)
-        let result = try Self.shell("\"$PA\" export --store s -o - --json > out.json.gz", in: dir.path)
+        try FileManager.default.createDirectory(atPath: dir.file("tmp"), withIntermediateDirectories: false)
+        let result = try Self.shell("TMPDIR=\"$PWD/tmp\" \"$PA\" export --store s -o - --json > out.json.gz", in: dir.path)
         #expect(result.exitCode == 0, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stderr.utf8)) as? [String: Any])
@@ -49,8 +50,29 @@ struct PipeTests {
         let inspected = try CLI.run(["inspect", dir.file("out.json.gz"), "--json"])
         #expect(inspected.exitCode == 0, "\(inspected.stderr)")
         // Nothing is left in the temporary directory the archive was staged in.
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("pulse-archive-export") }
-        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("tmp")).isEmpty)
+    }
+
+    @Test("a reader that goes away (export -o - | head): exit 1 naming standard output, no copy of the archive left in $TMPDIR")
+    func readerGoesAway() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 30)
+        try FileManager.default.createDirectory(atPath: dir.file("tmp"), withIntermediateDirectories: false)
+        let result = try Self.shell("{ TMPDIR=\"$PWD/tmp\" \"$PA\" export --store s -o - 2>err.txt; echo $? >rc.txt; } | head -c 100 >/dev/null; cat rc.txt err.txt", in: dir.path)
+        #expect(result.stdout.hasPrefix("1\n"), "\(result.stdout)")
+        #expect(result.stdout.contains("standard output"), "\(result.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("tmp")).isEmpty)
+    }
+
+    @Test("standard output that cannot take the report (full, closed): Error and exit 1, never a crash", arguments: ["> /dev/full", ">&-"])
+    func unwritableStandardOutput(redirect: String) throws {
+        let dir = TemporaryDirectory()
+        for command in ["inspect \"\(Repository.sampleFormat2)\"", "inspect \"\(Repository.sampleFormat2)\" --json", "keygen -o k\(redirect.count).txt", "--version",
+                        "import \"\(Repository.sampleFormat1)\" --store s --no-backfill"] {
+            let result = try Self.shell("\"$PA\" \(command) \(redirect)", in: dir.path)
+            #expect(result.exitCode == 1, "\(command) \(redirect): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("Error: cannot write standard output"), "\(command) \(redirect): \(result.stderr)")
+        }
     }
 
     @Test("inspect - reads a gzip archive from a pipe as it reads the file, its size counted as it streams past")
@@ -163,7 +185,7 @@ struct PipeTests {
 /// The default name of `export`: the app's prefix and minute, then `-2`, `-3` … when taken.
 @Suite("Export names")
 struct ExportNameTests {
-    @Test("two exports into one directory within a minute both succeed, the second as -2; nothing is replaced")
+    @Test("two exports into one directory within a minute both succeed under the next free names, past names taken by others; nothing is replaced")
     func secondExportInTheSameMinute() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("s"), days: 2)
@@ -195,17 +217,6 @@ struct ExportNameTests {
             #expect(String(decoding: FileManager.default.contents(atPath: dir.file("backups/\(stem).json.gz"))!, as: UTF8.self) == "not ours")
             #expect(String(decoding: FileManager.default.contents(atPath: dir.file("backups/\(stem)-2.json.gz"))!, as: UTF8.self) == "not ours either")
         }
-    }
-
-    @Test("a given -o FILE that exists is still refused")
-    func givenFileThatExistsIsRefused() throws {
-        let dir = TemporaryDirectory()
-        try StoreFixtures.demoStore(dir.file("s"), days: 2)
-        dir.write("taken.json.gz", "mine")
-        let result = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("taken.json.gz")])
-        #expect(result.exitCode == 1)
-        #expect(result.stderr.contains("already exists"))
-        #expect(FileManager.default.contents(atPath: dir.file("taken.json.gz")) == Data("mine".utf8))
     }
 }
 

@@ -233,6 +233,17 @@ import PulseSystem
         #expect(outcome.left == [age])
     }
 
+    @Test func oddNamesAreShownQuotedInTheText() throws {
+        let dir = try Self.directory(["2021-01-01-0000"])
+        dir.write("fake\nkeep  pulseloop-backup-2099-01-01-0000.json.gz", "x")
+        dir.write("trailing.json.gz ", "x")
+        let result = try CLI.run(["prune", dir.path, "--keep-last", "1"])
+        #expect(result.exitCode == 0)
+        #expect(result.stdout.contains("\"fake\\nkeep  pulseloop-backup-2099-01-01-0000.json.gz\""), "\(result.stdout)")
+        #expect(result.stdout.contains("\"trailing.json.gz \""), "\(result.stdout)")
+        #expect(!result.stdout.contains("\nkeep  pulseloop-backup-2099"))
+    }
+
     @Test func usageErrorsAndAMissingDirectory() throws {
         let dir = try Self.directory(["2021-01-01-0000", "2021-01-02-0000"])
         let before = try Self.listing(dir.path)
@@ -257,7 +268,7 @@ import PulseSystem
         let dir = try Self.directory(["2021-01-01-0000", "2021-01-02-0000"])
         dir.write("notes.txt", "x")
         let result = try CLI.run(["prune", dir.path, "--keep-last", "1", "--dry-run", "--json"])
-        #expect(Set(result.json.keys) == ["kept", "removed", "ignored", "dryRun", "skipped", "failed"])
+        #expect(Set(result.json.keys) == ["kept", "removed", "ignored", "dryRun", "skipped", "failed", "newestCheck"])
         #expect(result.json["ignored"] as? [String] == ["notes.txt"])
         let text = try CLI.run(["prune", dir.path, "--keep-last", "1"])
         #expect(text.exitCode == 0)
