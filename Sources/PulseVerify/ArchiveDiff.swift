@@ -85,8 +85,15 @@ public enum ArchiveDiff {
     public static func diff(old: ArchiveReader, new: ArchiveReader, show: Int) throws -> ArchiveDiffReport {
         let scratch = try PrivateFiles.temporaryDirectory(prefix: "pulse-archive-diff")
         defer { PrivateFiles.remove(scratch) }
-        let (oldRuns, oldSummary) = try record(old, side: .old, directory: scratch)
-        let (newRuns, newSummary) = try record(new, side: .new, directory: scratch)
+        // The two archives are read at once, OLD on a thread of its own: each read is one
+        // thread parsing and one recording, and their runs live in directories of their own.
+        // Standard input can only be one of them, and it is read by whichever side it is.
+        let oldSide = RecordingThread(old, directory: scratch)
+        oldSide.start(named: "diff-old")
+        let newRecord = Result { try record(new, side: .new, directory: scratch) }
+        oldSide.join()
+        let (oldRuns, oldSummary) = try oldSide.result!.get()
+        let (newRuns, newSummary) = try newRecord.get()
         var report = ArchiveDiffReport(old: oldSummary, new: newSummary)
         let empty = SortedKeyRuns(directory: scratch, name: "empty", payloadSize: digestSize)
         let tableNames = Set(oldRuns.keys).union(newRuns.keys).subtracting(DiffRecorder.otherCategories)
@@ -99,8 +106,25 @@ public enum ArchiveDiff {
         return report
     }
 
+    /// Reads OLD into runs on a thread of its own.
+    private final class RecordingThread: BackgroundWorker, @unchecked Sendable {
+        private let reader: ArchiveReader
+        private let directory: String
+        /// Set by the thread; read after `join`.
+        private(set) var result: Result<([String: SortedKeyRuns], ArchiveSummary), Error>?
+
+        init(_ reader: ArchiveReader, directory: String) {
+            self.reader = reader
+            self.directory = directory
+        }
+
+        override func drain() {
+            result = Result { try ArchiveDiff.record(reader, side: .old, directory: directory) }
+        }
+    }
+
     /// One archive read into runs, on a second thread while this one decompresses and parses.
-    private static func record(_ reader: ArchiveReader, side: DiffProblem.Side, directory: String) throws -> ([String: SortedKeyRuns], ArchiveSummary) {
+    fileprivate static func record(_ reader: ArchiveReader, side: DiffProblem.Side, directory: String) throws -> ([String: SortedKeyRuns], ArchiveSummary) {
         let runs = directory + "/" + side.rawValue
         try PrivateFiles.createDirectory(runs)
         var worker = BackgroundVisitor(DiffRecorder(directory: runs, limits: reader.limits))
