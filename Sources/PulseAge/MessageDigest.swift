@@ -4,8 +4,21 @@ import CCrypto
 /// standard hash of bytes in memory: SHA-1 for name-based UUIDs (RFC 9562 version 5 requires it)
 /// and for fingerprints that find changes (not for security), SHA-256 where a secure hash is wanted.
 public enum MessageDigest {
-    public static func sha1(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, EVP_sha1(), length: 20) }
-    public static func sha256(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, EVP_sha256(), length: 32) }
+    public static func sha1(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, sha1Algorithm, length: 20) }
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, sha256Algorithm, length: 32) }
+
+    // Fetched once: OpenSSL 3 otherwise looks the implementation up in its providers on every
+    // call, which cost `diff` (a digest per row) more than the hashing. A fetched algorithm is
+    // immutable and may be used from any thread.
+    private nonisolated(unsafe) static let sha1Algorithm = fetch("SHA1")
+    private nonisolated(unsafe) static let sha256Algorithm = fetch("SHA256")
+
+    private static func fetch(_ name: String) -> OpaquePointer? {
+        guard let algorithm = EVP_MD_fetch(nil, name, nil) else {
+            fatalError("libcrypto has no \(name): \(LibCrypto.openSSLReason())")
+        }
+        return algorithm
+    }
 
     private static func digest(_ bytes: [UInt8], _ algorithm: OpaquePointer?, length: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: length)
