@@ -65,15 +65,33 @@ for years in ${YEARS:-1 10}; do
     # diff's target is against verify of the larger of its two archives: the plain JSON here.
     read -r verify_plain_s verify_plain_mb < <(measure "$bin" verify "$work/ref-${years}y.json" --quiet)
     read -r floor_s floor_mb < <(measure "$floor" "$archive")
-    # Encrypted (age, X25519): export, import and verify of the .age file against the plain ones.
+    # Encrypted (age, X25519): export, import and verify of the .age file against the plain
+    # ones, run in pairs three times (the medians), the order of each pair swapped every round
+    # and the disk synced before each run: the store an import writes is still being flushed
+    # while the next command runs, which otherwise always slows the second of a pair.
     [ -f "$work/bench-key.txt" ] || "$bin" keygen -o "$work/bench-key.txt" >/dev/null
     recipient=$("$bin" keygen -y "$work/bench-key.txt")
     sealed="$work/ref-${years}y.json.gz.age"
-    rm -f "$sealed"
-    read -r age_export_s age_export_mb < <(measure "$bin" export --store "$store" -o "$sealed" --recipient "$recipient" --quiet)
-    rm -rf "$work/import-age"
-    read -r age_import_s age_import_mb < <(measure "$bin" import "$sealed" -i "$work/bench-key.txt" --store "$work/import-age" --no-backfill --quiet)
-    read -r age_verify_s age_verify_mb < <(measure "$bin" verify "$sealed" -i "$work/bench-key.txt" --quiet)
+    pe=(); ae=(); pi=(); ai=(); pv=(); av=()
+    plain_export() { sync; pe+=("$(measure "$bin" export --store "$store" -o "$work/pair.json.gz" --quiet)"); }
+    age_export() { sync; ae+=("$(measure "$bin" export --store "$store" -o "$sealed" --recipient "$recipient" --quiet)"); }
+    plain_import() { sync; pi+=("$(measure "$bin" import "$archive" --store "$work/import-pair" --no-backfill --quiet)"); }
+    age_import() { sync; ai+=("$(measure "$bin" import "$sealed" -i "$work/bench-key.txt" --store "$work/import-age" --no-backfill --quiet)"); }
+    plain_verify() { sync; pv+=("$(measure "$bin" verify "$archive" --quiet)"); }
+    age_verify() { sync; av+=("$(measure "$bin" verify "$sealed" -i "$work/bench-key.txt" --quiet)"); }
+    for round in 1 2 3; do
+        rm -f "$work/pair.json.gz" "$sealed"
+        rm -rf "$work/import-pair" "$work/import-age"
+        if [ "$round" = 2 ]; then
+            age_export; plain_export; age_import; plain_import; age_verify; plain_verify
+        else
+            plain_export; age_export; plain_import; age_import; plain_verify; age_verify
+        fi
+    done
+    median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+    read -r pe_s pe_mb < <(median "${pe[@]}"); read -r ae_s ae_mb < <(median "${ae[@]}")
+    read -r pi_s pi_mb < <(median "${pi[@]}"); read -r ai_s ai_mb < <(median "${ai[@]}")
+    read -r pv_s pv_mb < <(median "${pv[@]}"); read -r av_s av_mb < <(median "${av[@]}")
     sqlite3 "$work/import/pulse.sqlite" "DELETE FROM readinessDailies"
     read -r readiness_s readiness_mb < <(measure "$bin" readiness --store "$work/import" --backfill --days 90 --as-of 2026-03-15 --timezone UTC)
 
@@ -87,9 +105,13 @@ for years in ${YEARS:-1 10}; do
     row "verify of the plain JSON" "$verify_plain_s" "$verify_plain_mb"
     row "diff (gzip vs its plain JSON)" "$diff_s" "$diff_mb" "diff/verify of the larger $(ratio "$diff_s" "$verify_plain_s"), of the gzip $(ratio "$diff_s" "$verify_s")"
     row "read floor (codec only)" "$floor_s" "$floor_mb" "floor/import $(ratio "$floor_s" "$import_s")"
-    row "export --recipient (age)" "$age_export_s" "$age_export_mb" "age/plain $(ratio "$age_export_s" "$export_s"), RSS +$(awk -v a="$age_export_mb" -v b="$export_mb" 'BEGIN { printf "%.1f", a - b }') MB"
-    row "import of the .age" "$age_import_s" "$age_import_mb" "age/plain $(ratio "$age_import_s" "$import_s"), RSS +$(awk -v a="$age_import_mb" -v b="$import_mb" 'BEGIN { printf "%.1f", a - b }') MB"
-    row "verify of the .age" "$age_verify_s" "$age_verify_mb" "age/plain $(ratio "$age_verify_s" "$verify_s"), RSS +$(awk -v a="$age_verify_mb" -v b="$verify_mb" 'BEGIN { printf "%.1f", a - b }') MB"
+    delta() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f", a - b }'; }
+    row "export, median of 3" "$pe_s" "$pe_mb"
+    row "export --recipient (age), median" "$ae_s" "$ae_mb" "age/plain $(ratio "$ae_s" "$pe_s"), RSS $(delta "$ae_mb" "$pe_mb") MB"
+    row "import, median of 3" "$pi_s" "$pi_mb"
+    row "import of the .age, median" "$ai_s" "$ai_mb" "age/plain $(ratio "$ai_s" "$pi_s"), RSS $(delta "$ai_mb" "$pi_mb") MB"
+    row "verify, median of 3" "$pv_s" "$pv_mb"
+    row "verify of the .age, median" "$av_s" "$av_mb" "age/plain $(ratio "$av_s" "$pv_s"), RSS $(delta "$av_mb" "$pv_mb") MB"
     row "readiness --backfill (90 d)" "$readiness_s" "$readiness_mb"
 done
 
