@@ -80,7 +80,9 @@ run() {
     echo "fuzzing $name (${limit[*]})"
     # The fuzzer's own exit status decides; the filter only shortens what is printed. Swift's
     # backtracer is off: on a trap it kept the output pipe open past the fuzzer's exit.
-    SWIFT_BACKTRACE=enable=no "$out/$name" "${limit[@]}" -max_len="$length" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$@" \
+    local lsan=""
+    [ "$name" = closure-pipeline ] && [ -f scripts/lsan-fuzz-closure-suppressions ] && lsan="suppressions=$PWD/scripts/lsan-fuzz-closure-suppressions"
+    LSAN_OPTIONS="$lsan" SWIFT_BACKTRACE=enable=no "$out/$name" "${limit[@]}" -max_len="$length" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$@" \
         -artifact_prefix="$out/artifacts/$name-" "$corpus" $seeds 2>&1 | tee "$out/$name.log" \
         | { grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|Done|INFO: a leak)" || true; }
     local code=${PIPESTATUS[0]}
