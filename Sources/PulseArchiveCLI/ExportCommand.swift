@@ -37,7 +37,7 @@ struct ExportCommand: Subcommand {
     init(_ arguments: ParsedArguments, console: Console) throws {
         store = try console.storeDirectory(arguments)
         formatVersion = Int64(try ArgumentValues.integer(arguments.value("--format-version"), option: "--format-version", range: 1...2) ?? 2)
-        output = try Self.destination(arguments.value("--output"), at: Date(), encrypted: Self.encrypts(arguments),
+        output = try Self.destination(arguments.value("--output"), at: Date(), encrypted: KeyOptions.encrypts(arguments),
                                       zone: { try ArgumentValues.timeZone(nil, environment: console.environment) })
         if case .stream = output, isatty(STDOUT_FILENO) == 1 {
             throw UsageError(message: "Standard output is a terminal: an archive is binary; redirect it (-o - > FILE, or a pipe) or name a file with -o")
@@ -48,11 +48,6 @@ struct ExportCommand: Subcommand {
         exportedAt = try ArgumentValues.exportTime(environment: console.environment)
         sealing = try KeyOptions.sealing(arguments, console: console)
         self.console = console
-    }
-
-    static func encrypts(_ arguments: ParsedArguments) -> Bool {
-        !arguments.values("--recipient").isEmpty || !arguments.values("--recipients-file").isEmpty
-            || arguments.flag("--passphrase") || arguments.value("--passphrase-file") != nil
     }
 
     /// `-o` as given; `-` for standard output; a new file with the default name in the

@@ -46,7 +46,22 @@ enum KeyOptions {
 
     /// True when a key was given on purpose: an identity, a passphrase file, the variable.
     static func keysGiven(_ arguments: ParsedArguments, console: Console) -> Bool {
-        !arguments.values("--identity").isEmpty || arguments.value("--passphrase-file") != nil || console.environment[variable] != nil
+        !arguments.values("--identity").isEmpty || passphraseGiven(arguments, console: console)
+    }
+
+    /// True when a passphrase file or the variable gives a passphrase (not the terminal).
+    static func passphraseGiven(_ arguments: ParsedArguments, console: Console) -> Bool {
+        arguments.value("--passphrase-file") != nil || console.environment[variable] != nil
+    }
+
+    /// True when `export` encrypts: recipients, or a passphrase asked for (`--passphrase`, or a
+    /// passphrase file; the variable alone does not, as it may be set for reading).
+    static func encrypts(_ arguments: ParsedArguments) -> Bool {
+        wantsPassphrase(arguments) || !arguments.values("--recipient").isEmpty || !arguments.values("--recipients-file").isEmpty
+    }
+
+    private static func wantsPassphrase(_ arguments: ParsedArguments) -> Bool {
+        arguments.flag("--passphrase") || arguments.value("--passphrase-file") != nil
     }
 
     /// The keys a reader was given. The passphrase (file, variable, else the terminal, if there
@@ -66,13 +81,12 @@ enum KeyOptions {
             warnIfShared(path, console: console)
         }
         let passphraseFile = arguments.value("--passphrase-file")
-        guard passphraseFile != nil || console.environment[variable] != nil || Terminal.isAvailable else {
-            return AgeKeys(identities: identities)
-        }
+        let given = passphraseGiven(arguments, console: console)
+        guard given || Terminal.isAvailable else { return AgeKeys(identities: identities) }
         let cache = PassphraseCache { try passphrase(file: passphraseFile, console: console, confirm: false) }
         // A file or the variable is read now, so a bad one is refused before any work; only
         // the terminal waits until a file asks for a passphrase.
-        if passphraseFile != nil || console.environment[variable] != nil { _ = try cache.value() }
+        if given { _ = try cache.value() }
         return AgeKeys(identities: identities, passphrase: {
             do {
                 return try cache.value()
@@ -89,8 +103,7 @@ enum KeyOptions {
         for path in arguments.values("--recipients-file") {
             recipients += try AgeRecipientsFile.parse(try readKeyFile(path, what: "recipients file"), name: path)
         }
-        let wantsPassphrase = arguments.flag("--passphrase") || arguments.value("--passphrase-file") != nil
-        if wantsPassphrase {
+        if wantsPassphrase(arguments) {
             guard recipients.isEmpty else {
                 throw UsageError(message: "'--passphrase' cannot be combined with recipients: an age file has one passphrase or any number of public keys")
             }
@@ -98,7 +111,7 @@ enum KeyOptions {
             _ = try secret.value()
             return { output in try AgeEncryptingSink(output: output, passphrase: try secret.value()) }
         }
-        guard !arguments.values("--recipient").isEmpty || !arguments.values("--recipients-file").isEmpty else { return nil }
+        guard encrypts(arguments) else { return nil }
         guard !recipients.isEmpty else {
             throw KeyError(.unreadableFile, "the recipients files hold no recipient (age1…): nothing to encrypt to")
         }
