@@ -18,32 +18,31 @@ struct Console {
     /// - Throws: `SystemError` when standard output cannot take it (closed, a full disk, a
     ///   reader gone): the command then fails with exit 1, whatever it had done.
     func out(_ text: String) throws {
-        try Self.write(ShownText.escapingControls(text) + "\n", to: STDOUT_FILENO, name: "standard output")
+        try Self.emit(ShownText.escapingControls(text) + "\n", to: STDOUT_FILENO, name: "standard output")
     }
 
     /// Writes a message line, control characters escaped as by `out`.
     /// A message nobody may be able to read (standard error closed) is dropped.
     func err(_ text: String) {
-        try? Self.write(ShownText.escapingControls(text) + "\n", to: STDERR_FILENO, name: "standard error")
+        try? Self.emit(ShownText.escapingControls(text) + "\n", to: STDERR_FILENO, name: "standard error")
     }
 
     /// Writes a message line as it is: for the tool's own terminal sequences.
     func errRaw(_ text: String) {
-        try? Self.write(text + "\n", to: STDERR_FILENO, name: "standard error")
+        try? Self.emit(text + "\n", to: STDERR_FILENO, name: "standard error")
     }
 
-    private static func write(_ text: String, to descriptor: Int32, name: String) throws {
-        var bytes = Array(text.utf8)
+    private static func emit(_ text: String, to descriptor: Int32, name: String) throws {
+        let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            let n = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw SystemError(.io, "cannot write \(name): \(errnoText())")
             }
             offset += n
         }
-        bytes.removeAll()
     }
 
     var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
