@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "PulseArchive",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "pulse-archive", targets: ["pulse-archive"]),
         .library(name: "PulseArchive", targets: ["PulseArchive"]),
@@ -38,6 +38,9 @@ let package = Package(
         .target(name: "PulseAge", dependencies: ["CCrypto", "PulseSystem"]),
         // The codec: tables, JSON dialect, gzip, streaming reader and writer. No store.
         .target(name: "PulseArchive", dependencies: ["CZlib", "PulseSystem", "PulseAge"]),
+        // The SQLite wrapper: connections, statements, errors, and the rule that one thread
+        // owns a connection at a time. Knows nothing of archives.
+        .target(name: "PulseSQLite", dependencies: ["CSQLite", "PulseSystem"]),
         // The workout document store: typed documents, canonical encoding, ULIDs, merge.
         .target(name: "PulseDocuments", dependencies: ["PulseArchive", "PulseSystem"]),
         // Pure readiness and sleep-score maths: no SQLite, no store, no chart.
@@ -45,12 +48,12 @@ let package = Package(
         // The readiness trend chart (SVG) that `readiness --svg` writes.
         .target(name: "ReadinessChart", dependencies: ["Readiness"]),
         // The SQLite store: schema, frozen migrations, staging, import and export, readiness backfill.
-        .target(name: "PulseStore", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "CSQLite", "Readiness"]),
+        .target(name: "PulseStore", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "PulseSQLite", "Readiness"]),
         // verify: the archive checked as CI needs it, the round trip through a temporary store,
         // the comparison with a store, and `diff` (built on the same sorted key runs).
-        .target(name: "PulseVerify", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseStore"]),
+        .target(name: "PulseVerify", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseSQLite", "PulseStore"]),
         // Deterministic synthetic ring data for `demo` and the sample archives.
-        .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseStore"]),
+        .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseSQLite", "PulseStore"]),
         // A directory of backups: the names of the scheme, the retention policy of `prune`,
         // the check of the newest archive, the removal of exact entries. No store.
         .target(name: "PulseBackups", dependencies: ["PulseSystem", "PulseArchive", "PulseAge"]),
@@ -63,7 +66,7 @@ let package = Package(
         .executableTarget(name: "read-floor", dependencies: ["PulseArchive"]),
         .testTarget(
             name: "PulseArchiveTests",
-            dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify", "PulseDemo", "PulseBackups", "PulseArchiveCLI", "pulse-archive", "PulseAge", "CZlib"]
+            dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify", "PulseDemo", "PulseBackups", "PulseArchiveCLI", "pulse-archive", "PulseAge", "PulseSQLite", "CZlib"]
         ),
     ],
     swiftLanguageModes: [.v6]

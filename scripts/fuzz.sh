@@ -39,7 +39,7 @@ out=.build/fuzz
 [ "$sanitize" = fuzzer ] && out=.build/fuzz-noasan
 mkdir -p "$out/artifacts"
 # Our modules' imports of each other, dropped from the copies below.
-own='PulseSystem|PulseAge|PulseArchive|PulseDocuments|Readiness|ReadinessChart|PulseStore|PulseVerify'
+own='PulseSystem|PulseAge|PulseArchive|PulseSQLite|PulseDocuments|Readiness|ReadinessChart|PulseStore|PulseVerify'
 # Builds a target from the sources of the modules named (Sources/<module>) and its own file, as
 # one module: the modules' imports of each other are dropped from copies of the sources, and
 # `-package-name` lets their package declarations see each other as SwiftPM would.
@@ -68,7 +68,7 @@ build archive-reader ArchiveReaderFuzz.swift PulseSystem PulseAge PulseArchive
 build document-decoder DocumentDecoderFuzz.swift PulseSystem PulseAge PulseArchive PulseDocuments
 build ulid-parser ULIDFuzz.swift PulseSystem PulseAge PulseArchive
 build readiness ReadinessFuzz.swift PulseSystem PulseAge PulseArchive Readiness ReadinessChart
-build closure-pipeline ClosureFuzz.swift PulseSystem PulseAge PulseArchive PulseDocuments Readiness PulseStore PulseVerify
+build closure-pipeline ClosureFuzz.swift PulseSystem PulseAge PulseArchive PulseDocuments Readiness PulseSQLite PulseStore PulseVerify
 build age-decryptor AgeFuzz.swift PulseSystem PulseAge
 
 # SEEDS: one or more seed directories, separated by spaces (our paths have none).
@@ -80,9 +80,7 @@ run() {
     echo "fuzzing $name (${limit[*]})"
     # The fuzzer's own exit status decides; the filter only shortens what is printed. Swift's
     # backtracer is off: on a trap it kept the output pipe open past the fuzzer's exit.
-    local lsan=""
-    [ "$name" = closure-pipeline ] && [ -f scripts/lsan-fuzz-closure-suppressions ] && lsan="suppressions=$PWD/scripts/lsan-fuzz-closure-suppressions"
-    LSAN_OPTIONS="$lsan" SWIFT_BACKTRACE=enable=no "$out/$name" "${limit[@]}" -max_len="$length" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$@" \
+    SWIFT_BACKTRACE=enable=no "$out/$name" "${limit[@]}" -max_len="$length" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$@" \
         -artifact_prefix="$out/artifacts/$name-" "$corpus" $seeds 2>&1 | tee "$out/$name.log" \
         | { grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|Done|INFO: a leak)" || true; }
     local code=${PIPESTATUS[0]}

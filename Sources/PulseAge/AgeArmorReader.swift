@@ -19,6 +19,8 @@ final class AgeArmorReader: ByteSource {
     private var decodedStart = 0
     private var lineNumber = 0
 
+    var handleOwners: [HandleOwner] { input.handleOwners }
+
     init(input: AgeInput, name: String) {
         self.input = input
         self.name = name

@@ -35,6 +35,8 @@ public final class AgeDecryptingSource: ByteSource {
     ///   - keys: identities and/or a passphrase.
     /// - Throws: `.damagedHeader`, `.unsupportedVersion`, `.armor`, `.noIdentityMatches`,
     ///   `.wrongPassphrase`, `.workFactorTooLarge`, `.headerMAC`, `.io`, `.crypto`.
+    public var handleOwners: [HandleOwner] { [cipher.owner] + input.handleOwners }
+
     public init(source: ByteSource, name: String, keys: AgeKeys) throws(AgeError) {
         self.name = name
         counter = CountedSource(source)

@@ -29,6 +29,8 @@ public final class AgeEncryptingSink: RewritableSink {
     /// Encrypts to X25519 recipients (one stanza each).
     /// - Throws: `.recipientSyntax` when `recipients` is empty or one is a low-order point;
     ///   `.crypto`; errors of `output`.
+    public var handleOwners: [HandleOwner] { [cipher.owner] + output.handleOwners }
+
     public convenience init(output: ByteSink, recipients: [AgeX25519Recipient]) throws {
         guard !recipients.isEmpty else { throw AgeError(.recipientSyntax, "no recipient to encrypt to") }
         let fileKey = try SecretBytes.random(count: 16)

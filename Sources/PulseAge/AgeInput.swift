@@ -13,6 +13,8 @@ final class AgeInput: ByteSource {
     /// Bytes handed out so far: the offset in the (decoded) age file of the next byte.
     private(set) var offset: Int64 = 0
 
+    var handleOwners: [HandleOwner] { source.handleOwners }
+
     init(source: ByteSource, name: String, bufferSize: Int = 64 * 1024) {
         self.source = source
         self.name = name

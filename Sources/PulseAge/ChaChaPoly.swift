@@ -1,7 +1,9 @@
 import CCrypto
+import PulseSystem
 
 /// ChaCha20-Poly1305 (RFC 7539) under one key, through one libcrypto cipher context reused for
-/// every chunk of a file. Output is the ciphertext followed by the 16-byte tag.
+/// every chunk of a file. Output is the ciphertext followed by the 16-byte tag. The context is
+/// used by one thread at a time (`owner`): the file's sink or source hands it over.
 final class ChaChaPoly {
     static let tagSize = 16
     static let nonceSize = 12
@@ -18,6 +20,7 @@ final class ChaChaPoly {
     private let key: SecretBytes
     private let cipher: OpaquePointer
     private let context: OpaquePointer
+    let owner = HandleOwner("a libcrypto ChaCha20-Poly1305 context")
 
     init(key: SecretBytes) throws(AgeError) {
         precondition(key.count == 32)
@@ -34,6 +37,7 @@ final class ChaChaPoly {
     }
 
     deinit {
+        owner.check()
         EVP_CIPHER_CTX_free(context)  // also cleanses the key schedule
         EVP_CIPHER_free(cipher)
     }
@@ -87,6 +91,7 @@ final class ChaChaPoly {
     }
 
     private func start(nonce: [UInt8], encrypting: Bool) throws(AgeError) {
+        owner.check()
         let ok = key.withBytes { keyBytes in
             nonce.withUnsafeBufferPointer { nonceBytes in
                 EVP_CipherInit_ex2(context, cipher, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), nonceBytes.baseAddress, encrypting ? 1 : 0, nil) == 1

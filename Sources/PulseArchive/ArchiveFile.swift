@@ -7,6 +7,8 @@ final class ArchiveFile: ByteSource {
     private let file: SystemFile
 
     /// Opens an existing archive for reading.
+    var handleOwners: [HandleOwner] { file.handleOwners }
+
     init(_ path: String) throws(ArchiveError) {
         file = try Self.converting { try SystemFile.openForReading(path) }
     }

@@ -9,6 +9,8 @@ final class CountingSource: ByteSource {
     private let compressed: (() -> Int64)?
     private(set) var count: Int64 = 0
 
+    var handleOwners: [HandleOwner] { base.handleOwners }
+
     init(_ base: ByteSource, limits: ArchiveLimits, compressed: (() -> Int64)?) {
         self.base = base
         self.limits = limits

@@ -45,6 +45,8 @@ enum EncryptedArchive {
 
         init(_ base: AgeDecryptingSource) { self.base = base }
 
+        var handleOwners: [HandleOwner] { base.handleOwners }
+
         func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
             do {
                 return try base.read(into: buffer)

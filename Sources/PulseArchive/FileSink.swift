@@ -8,6 +8,8 @@ public final class FileSink: RewritableSink {
     /// sink's own bytes even when the file held others before them.
     private let origin: Int64
 
+    public var handleOwners: [HandleOwner] { file.handleOwners }
+
     public init(_ file: SystemFile) {
         self.file = file
         origin = file.position()

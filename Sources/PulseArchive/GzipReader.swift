@@ -25,6 +25,10 @@ public final class GzipReader: ByteSource {
     private var expectedStreamCRC: UInt32?
     private var headerLength: Int64?
     private var streamCRC: uLong = crc32(0, nil, 0)
+    /// The thread that may use the zlib stream now (zlib streams have no lock).
+    private let owner = HandleOwner("a zlib inflate stream")
+
+    public var handleOwners: [HandleOwner] { [owner] + source.handleOwners }
 
     /// - Parameter name: how messages call the input.
     public convenience init(source: ByteSource, name: String, bufferSize: Int = 256 * 1024) throws {
@@ -48,13 +52,17 @@ public final class GzipReader: ByteSource {
     }
 
     deinit {
-        if started { inflateEnd(stream) }
+        if started {
+            owner.check()
+            inflateEnd(stream)
+        }
         stream.deinitialize(count: 1)
         stream.deallocate()
         input.deallocate()
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        owner.check()
         guard !finished, buffer.count > 0 else { return 0 }
         stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
         stream.pointee.avail_out = uInt(buffer.count)

@@ -40,6 +40,10 @@ public final class GzipWriter: ByteSink {
     private var storing = false
     /// Input is handed to zlib in slices this large, the ratio checked after each.
     private static let slice = 64 * 1024
+    /// The thread that may use the zlib stream now (zlib streams have no lock).
+    private let owner = HandleOwner("a zlib deflate stream")
+
+    public var handleOwners: [HandleOwner] { [owner] + output.handleOwners }
 
     /// - Parameters:
     ///   - level: zlib's compression level, 6 by default (what `gzip` uses).
@@ -77,7 +81,10 @@ public final class GzipWriter: ByteSink {
     }
 
     deinit {
-        if started { deflateEnd(stream) }
+        if started {
+            owner.check()
+            deflateEnd(stream)
+        }
         stream.deinitialize(count: 1)
         stream.deallocate()
         header.deinitialize(count: 1)
@@ -87,6 +94,7 @@ public final class GzipWriter: ByteSink {
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        owner.check()
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         var offset = 0
         while offset < bytes.count {
@@ -128,6 +136,7 @@ public final class GzipWriter: ByteSink {
     }
 
     public func finish() throws {
+        owner.check()
         stream.pointee.next_in = nil
         stream.pointee.avail_in = 0
         while try deflateStep(flush: Z_FINISH) != Z_STREAM_END {}

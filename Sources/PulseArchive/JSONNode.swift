@@ -194,6 +194,8 @@ final class MemorySource: ByteSource {
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
+    var handleOwners: [HandleOwner] { [] }
+
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let n = min(buffer.count, bytes.count - offset)
         guard n > 0 else { return 0 }

@@ -2,6 +2,8 @@ import PulseSystem
 
 /// Counts the uncompressed bytes on their way to the next sink.
 final class ByteCounter: ByteSink {
+    var handleOwners: [HandleOwner] { next.handleOwners }
+
     private let next: ByteSink
     private(set) var count: Int64 = 0
 

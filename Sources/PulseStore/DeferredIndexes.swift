@@ -1,3 +1,5 @@
+import PulseSQLite
+
 /// A database's named indexes, dropped for a bulk load and built again after it.
 ///
 /// Keeping a unique index on random UUIDs up to date row by row seeks and splits pages all over
@@ -35,7 +37,7 @@ struct DeferredIndexes {
             let index = pending.remove(at: next)
             do {
                 try build(index.sql)
-            } catch let error as StoreError where error.kind == .duplicateKey {
+            } catch let error as SQLiteError where error.kind == .duplicateKey {
                 try repeatedKey(index.table)
                 throw error
             }

@@ -2,6 +2,7 @@ import Foundation
 import PulseArchive
 import PulseDocuments
 import PulseSystem
+import PulseSQLite
 
 /// A store: one directory holding `pulse.sqlite` (every archive table, the settings and the
 /// attachments), created private to its owner.

@@ -1,6 +1,7 @@
 import Foundation
 import PulseArchive
 import Readiness
+import PulseSQLite
 
 /// What a backfill did.
 public struct BackfillReport: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import PulseArchive
 import Readiness
+import PulseSQLite
 
 /// Readiness over a store: gathers each day's inputs with indexed queries, stores the scores
 /// as `readinessDailies` rows, and backfills (readiness.md §7, §9–§11).

@@ -2,6 +2,7 @@ import Foundation
 import PulseArchive
 import PulseDocuments
 import PulseSystem
+import PulseSQLite
 
 /// A scratch database with the store's schema into which an archive is read in full before
 /// anything touches the store.

@@ -1,10 +1,12 @@
+import PulseSystem
 import PulseArchive
 import PulseDocuments
+import PulseSQLite
 
 /// Inserts each row the reader delivers into the staging tables, and builds a table's indexes
 /// once its rows are in (on the inserting thread, while the reader goes on with the next
 /// table), turning a repeated key into the app's duplicate-entries refusal.
-struct StagingVisitor: ArchiveVisitor {
+struct StagingVisitor: ArchiveVisitor, HandleHolder {
     private let database: SQLiteDatabase
     private let writer: StoreRowWriter
     private let documentRoot: String
@@ -16,6 +18,9 @@ struct StagingVisitor: ArchiveVisitor {
         self.documentRoot = documentRoot
         indexes = try DeferredIndexes(dropping: database)
     }
+
+    /// The staging connection: it goes with the visitor to the inserting thread.
+    var handleOwners: [HandleOwner] { database.handleOwners }
 
     mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws {
         try indexes.rebuild(of: table.key, repeatedKey: throwFirstRepeat)
@@ -66,7 +71,7 @@ struct StagingVisitor: ArchiveVisitor {
     mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {
         do {
             try writer.addExtensionRow(row, to: table)
-        } catch let error as StoreError where error.kind == .duplicateKey {
+        } catch let error as SQLiteError where error.kind == .duplicateKey {
             throw ArchiveError(.duplicateKey, DuplicateKeyMessage.extensionRow(table, index: index, key: .string(table.key(of: row) ?? "")), table: table.rawValue)
         }
     }

@@ -1,5 +1,6 @@
 import PulseArchive
 import PulseDocuments
+import PulseSQLite
 
 /// Streams a database's tables, and the store's document tree, to the archive writer.
 package struct StoreContent: ArchiveContent {

@@ -7,6 +7,7 @@ import Glibc
 import Darwin
 #endif
 import PulseSystem
+import PulseSQLite
 
 /// The store's document tree in archives and imports (documents.md).
 ///

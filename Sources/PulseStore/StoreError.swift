@@ -4,11 +4,9 @@ import PulseSystem
 public typealias StoreError = KindedError<StoreErrorKind>
 
 public enum StoreErrorKind: String, Sendable {
-    /// SQLite reported an error (its message is included).
+    /// A step after the import's commit failed in SQLite (its message is included); errors of
+    /// SQLite itself are `SQLiteError`.
     case sqlite
-    /// SQLite refused a row whose unique key (a UNIQUE constraint, a unique index or a
-    /// primary key) another row of its table already has.
-    case duplicateKey
     /// The store was written by a newer pulse-archive, or is not a store at all.
     case incompatibleStore
     /// There is no store where one was expected.

@@ -1,6 +1,7 @@
 import PulseArchive
 import PulseDocuments
 import PulseSystem
+import PulseSQLite
 
 extension PulseStore {
     /// Writes an archive of the whole store to `path`, atomically: the file appears complete

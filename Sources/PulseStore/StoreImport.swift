@@ -2,6 +2,7 @@ import Foundation
 import PulseArchive
 import PulseDocuments
 import PulseSystem
+import PulseSQLite
 
 /// How an import treats a store that already holds data.
 public enum ImportMode: String, Sendable {

@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseSQLite
 
 /// One named, ordered step of the store's schema history. Each runs once, in its own
 /// transaction, and is recorded; a store that has run steps this tool does not know was

@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseSQLite
 
 /// Inserts rows, settings and attachments into a database with prepared statements, one per
 /// table, reused for every row.
@@ -55,7 +56,7 @@ public final class StoreRowWriter {
 
     public func addAttachment(_ name: String, _ contents: [UInt8]) throws {
         try insertAttachment.bind([.string(name)])
-        try insertAttachment.bindBlob(contents, at: 2)
+        try insertAttachment.bind(blob: contents, at: 2)
         while try insertAttachment.step() {}
     }
 }

@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseSQLite
 
 /// The SQL the store's code runs, derived from the archive's table descriptions as they are
 /// now: one table per archive table, named by its archive key, one column per field named by
@@ -9,13 +10,8 @@ import PulseArchive
 /// since 1970 (exact, and ordered for the readiness range queries), booleans INTEGER 0/1,
 /// integers INTEGER, doubles REAL.
 package enum StoreSchema {
-    /// The identifier as an SQL quoted name (`"` doubled). Pure Swift: Foundation's
-    /// `replacingOccurrences` went through NSString and cost about a tenth of a small import,
-    /// as statements are built per table, per batch.
-    package static func quoted(_ identifier: String) -> String {
-        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
-        return "\"" + identifier.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
-    }
+    /// The identifier as an SQL quoted name (`SQLiteDatabase.quoted`).
+    package static func quoted(_ identifier: String) -> String { SQLiteDatabase.quoted(identifier) }
 
     /// The unique index on a table's key, named `<table>UniqueKey`, as the current schema has
     /// it. An index, unlike a table's UNIQUE constraint, can be dropped for a bulk load and

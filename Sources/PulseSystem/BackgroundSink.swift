@@ -15,13 +15,16 @@ public final class BackgroundSink: ByteSink {
         self.next = next
         queue = BoundedQueue(capacity: capacity)
         worker = Worker(next: next, queue: queue)
-        worker.start(named: "pulse-archive compression")
+        worker.start(named: "pulse-archive compression", handingOver: next.handleOwners)
     }
 
     deinit {
         queue.fail(CancellationError())
         worker.join()
     }
+
+    /// None of the caller's: the sink behind belongs to the worker until `finish`.
+    public var handleOwners: [HandleOwner] { [] }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws { try queue.push(Array(bytes)) }
 

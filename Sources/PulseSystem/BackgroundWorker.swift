@@ -1,32 +1,78 @@
 import Foundation
 
 /// A thread that runs `drain` once: a subclass overrides `drain` with its loop (usually over a
-/// `BoundedQueue`), calls `start(named:)`, and `join`s before it uses what the thread made. The
-/// non-generic base keeps a generic subclass's type out of the thread's closure.
+/// `BoundedQueue`), calls `start(named:handingOver:)`, and `join`s before it uses what the
+/// thread made. The non-generic base keeps a generic subclass's type out of the thread's closure.
+///
+/// Two ownership rules make the hand-off safe for what the work holds:
+/// - The thread lets go of the worker *before* it signals completion, so the reference dropped
+///   after `join()` is never the thread's: whatever the work holds (prepared statements, a
+///   zlib stream) is freed on the joining thread, not on the worker's while the joining thread
+///   goes on using the same connection.
+/// - The C handles the work uses (`handingOver`) are released by the starting thread, adopted
+///   by the worker's thread for `drain`, released again when it ends, and adopted back by the
+///   thread that joins: any use out of turn traps (`HandleOwner`).
 open class BackgroundWorker: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
-    /// Whether `join` has returned; used by the owning thread only.
-    private var joined = false
+    /// Whether `start` ran and `join` has not returned; used by the owning thread only.
+    private var running = false
+    /// The handles the work uses, owned by the worker's thread while it runs.
+    private var handedOver: [HandleOwner] = []
 
     public init() {}
 
-    /// Waits until `drain` has returned; any number of times.
-    public final func join() {
-        guard !joined else { return }
-        finished.wait()
-        joined = true
+    deinit {
+        // Reached only once the thread let go of the worker; the signal follows at once.
+        join()
     }
 
-    public final func start(named name: String) {
-        let worker: BackgroundWorker = self
+    /// Waits until `drain` has returned and the thread let go of the worker; then the calling
+    /// thread owns the handles handed over. Any number of times.
+    public final func join() {
+        guard running else { return }
+        finished.wait()
+        running = false
+        for owner in handedOver { owner.adopt() }
+    }
+
+    /// Starts the thread.
+    /// - Parameter owners: the handles `drain` uses, owned by the calling thread until now.
+    public final func start(named name: String, handingOver owners: [HandleOwner]) {
+        precondition(!running, "a BackgroundWorker runs once at a time")
+        for owner in owners { owner.release() }
+        handedOver = owners
+        running = true
+        let work = WorkBox(self)
+        let finished = self.finished
         let thread = Thread {
-            worker.drain()
-            worker.finished.signal()
+            Self.run(work)
+            finished.signal()
         }
         thread.name = name
         thread.start()
     }
 
-    /// The thread's work; runs once, on the thread `start(named:)` started.
+    /// The thread's whole use of the worker. Not inlined, so the one reference it takes is
+    /// dropped when it returns, before the caller signals completion.
+    @inline(never)
+    private static func run(_ work: WorkBox) {
+        let worker = work.take()
+        for owner in worker.handedOver { owner.adopt() }
+        worker.drain()
+        for owner in worker.handedOver { owner.release() }
+    }
+
+    /// The thread's work; runs once, on the thread `start` started.
     open func drain() {}
+
+    /// Holds the worker for the thread until the thread takes it, so that the thread's closure
+    /// (which `Thread` keeps until the thread exits) holds no reference of its own.
+    private final class WorkBox: @unchecked Sendable {
+        private var worker: BackgroundWorker?
+        init(_ worker: BackgroundWorker) { self.worker = worker }
+        func take() -> BackgroundWorker {
+            defer { worker = nil }
+            return worker!
+        }
+    }
 }

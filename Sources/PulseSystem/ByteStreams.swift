@@ -1,12 +1,15 @@
 /// A stream of bytes to read from: a file, the inflated content of a gzip file, bytes read
-/// ahead on another thread.
-public protocol ByteSource: AnyObject {
+/// ahead on another thread. It names the C handles it reads through (`HandleHolder`), so that
+/// a thread reading it for someone else adopts them.
+public protocol ByteSource: AnyObject, HandleHolder {
     /// Fills the start of `buffer`; returns the number of bytes, 0 only at the end.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
 }
 
-/// A stream of bytes to write to: a file, or a gzip deflater in front of one.
-public protocol ByteSink: AnyObject {
+/// A stream of bytes to write to: a file, or a gzip deflater in front of one. It names the C
+/// handles it writes through (`HandleHolder`), so that a thread writing it for someone else
+/// adopts them.
+public protocol ByteSink: AnyObject, HandleHolder {
     func write(_ bytes: UnsafeRawBufferPointer) throws
     /// Writes whatever is buffered and ends the stream (the gzip trailer, for example).
     func finish() throws
@@ -28,6 +31,8 @@ public final class CountedSource: ByteSource {
     public private(set) var count: Int64 = 0
 
     public init(_ base: ByteSource) { self.base = base }
+
+    public var handleOwners: [HandleOwner] { base.handleOwners }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let n = try base.read(into: buffer)

@@ -20,13 +20,16 @@ package final class ReadAheadSource: ByteSource {
     package init(_ base: ByteSource, compressedBytes: @escaping () -> Int64, chunkSize: Int = 256 * 1024, capacity: Int = 8) {
         queue = BoundedQueue(capacity: capacity)
         producer = Producer(base: base, queue: queue, compressedBytes: compressedBytes, chunkSize: chunkSize)
-        producer.start(named: "pulse-archive read-ahead")
+        producer.start(named: "pulse-archive read-ahead", handingOver: base.handleOwners)
     }
 
     deinit {
         queue.fail(CancellationError())
         producer.join()
     }
+
+    /// None of the caller's: the source behind is the thread's.
+    package var handleOwners: [HandleOwner] { [] }
 
     package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while current.isEmpty && !buffer.isEmpty {

@@ -25,6 +25,8 @@ public final class ReplaySource: ByteSource {
 
     private enum State { case passing, recording, replaying }
 
+    public var handleOwners: [HandleOwner] { base.handleOwners }
+
     public init(_ base: ByteSource, memoryLimit: Int = 1 << 20) {
         self.base = base
         self.memoryLimit = memoryLimit
@@ -123,6 +125,8 @@ public final class PrefixedSource: ByteSource {
         self.prefix = prefix
         self.rest = rest
     }
+
+    public var handleOwners: [HandleOwner] { rest.handleOwners }
 
     /// Reads up to `count` bytes from `source` (fewer only at its end: a pipe hands out what it
     /// has), and returns them with a source that reads them again before the rest.

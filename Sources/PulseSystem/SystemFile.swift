@@ -137,7 +137,12 @@ public final class SystemFile {
 @inline(__always) private func posixWrite(_ fd: Int32, _ buf: UnsafeRawPointer, _ n: Int) -> Int { write(fd, buf, n) }
 @inline(__always) private func posixClose(_ fd: Int32) -> Int32 { close(fd) }
 
-extension SystemFile: ByteSource {}
+extension SystemFile: ByteSource {
+    /// None: a descriptor is the kernel's, whose calls are safe from any thread. The rule of
+    /// one owner is for the libraries that keep state of their own without locks (SQLite
+    /// opened without its mutexes, zlib streams, libcrypto contexts).
+    public var handleOwners: [HandleOwner] { [] }
+}
 
 extension SystemFile {
     /// Writes the rest of the file to `sink`, a megabyte at a time.

@@ -89,7 +89,8 @@ public enum ArchiveDiff {
         // thread parsing and one recording, and their runs live in directories of their own.
         // Standard input can only be one of them, and it is read by whichever side it is.
         let oldSide = RecordingThread(old, directory: scratch)
-        oldSide.start(named: "diff-old")
+        // The reader opens its file and decoders on that thread: nothing to hand over.
+        oldSide.start(named: "diff-old", handingOver: [])
         let newRecord = Result { try record(new, side: .new, directory: scratch) }
         oldSide.join()
         let (oldRuns, oldSummary) = try oldSide.result!.get()
@@ -222,7 +223,7 @@ private final class DistinctKeys {
 /// Records one archive: per table, each row's unique key with the digest of its canonical
 /// content; settings by key, attachments by name, documents by path, each with the digest of
 /// its value.
-struct DiffRecorder: ArchiveVisitor {
+struct DiffRecorder: ArchiveVisitor, HandleHolder {
     /// The categories that are not tables.
     static let otherCategories: Set<String> = ["settings", "attachments", "documents"]
 
@@ -233,6 +234,9 @@ struct DiffRecorder: ArchiveVisitor {
     private var buffer: [UInt8] = []
     /// Per category that is not a table, the entries so far: the order of a repeated key's entries.
     private var counts: [String: Int] = [:]
+
+    /// None: runs are files, and digests are made and dropped on the recording thread.
+    var handleOwners: [HandleOwner] { [] }
 
     init(directory: String, limits: ArchiveLimits) {
         self.directory = directory

@@ -2,6 +2,7 @@ import PulseArchive
 import PulseDocuments
 import PulseSystem
 import PulseStore
+import PulseSQLite
 
 /// What one step of the round trip carries: the rows of a table or of an extension table.
 enum RoundTripSection: Equatable {
@@ -107,7 +108,7 @@ final class RollingRoundTrip {
         try begin(.extensionTable(table))
         do {
             try writer.addExtensionRow(row, to: table)
-        } catch let error as StoreError where error.kind == .duplicateKey {
+        } catch let error as SQLiteError where error.kind == .duplicateKey {
             return
         }
         expected.extensionRows.append(row)
@@ -119,7 +120,7 @@ final class RollingRoundTrip {
     func addSetting(_ key: String, _ value: String) throws -> Bool {
         do {
             try writer.setSetting(key, value)
-        } catch let error as StoreError where error.kind == .duplicateKey {
+        } catch let error as SQLiteError where error.kind == .duplicateKey {
             return false
         }
         expected.settings[ByteKey(key)] = ByteKey(value)
@@ -130,7 +131,7 @@ final class RollingRoundTrip {
     func addAttachment(_ name: String, _ contents: [UInt8]) throws -> Bool {
         do {
             try writer.addAttachment(name, contents)
-        } catch let error as StoreError where error.kind == .duplicateKey {
+        } catch let error as SQLiteError where error.kind == .duplicateKey {
             return false
         }
         expected.attachments[ByteKey(name)] = SHA1.hash(contents)

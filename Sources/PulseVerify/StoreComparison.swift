@@ -1,6 +1,7 @@
 import PulseArchive
 import PulseDocuments
 import PulseStore
+import PulseSQLite
 
 /// `verify --store`: the archive against a store, table by table and by unique key, as the
 /// round trip's batches pass through the temporary store. A batch is compared with the store

@@ -1,4 +1,5 @@
 import Foundation
+import PulseSystem
 import PulseArchive
 import PulseDocuments
 import Readiness
@@ -8,7 +9,7 @@ import PulseStore
 /// decompresses and parses: the round trip, batch by batch; the unique keys and the references
 /// sorted in bounded runs for the checks that need a whole table; the readiness days (the
 /// reader itself checks the settings blobs, `SettingsBlob`). Nothing grows with the archive but files in the scratch directory.
-struct VerifyingVisitor: ArchiveVisitor {
+struct VerifyingVisitor: ArchiveVisitor, HandleHolder {
     /// Child rows that name a row of another table (warnings when it is missing: the app keeps
     /// orphans).
     static let references: [(child: ArchiveTable, column: String, parent: ArchiveTable, what: String)] = [
@@ -32,6 +33,9 @@ struct VerifyingVisitor: ArchiveVisitor {
     private let calendar: LocalCalendar
     private var readinessRowsPerDay: [Int64: Int] = [:]
     private(set) var problems = BoundedProblems<VerifyProblem>()
+
+    /// The temporary store's connection: it goes with the visitor to the second thread.
+    var handleOwners: [HandleOwner] { roundTrip.database.handleOwners }
 
     init(roundTrip: RollingRoundTrip, runsDirectory: String, timeZone: TimeZone) {
         self.roundTrip = roundTrip

@@ -1,3 +1,4 @@
+import PulseSystem
 // Fuzz target: the age decryptor (Sources/PulseAge), the identity-file and recipients-file
 // parsers and the header summary, all on the same input.
 // Built by scripts/fuzz.sh together with Sources/PulseSystem and Sources/PulseAge (one module,
@@ -35,6 +36,8 @@ private func ageFuzzViolation(_ what: String) -> Never {
 
 /// Bytes in memory, handed out at most `step` bytes per read.
 private final class AgeFuzzSource: ByteSource {
+    var handleOwners: [HandleOwner] { [] }
+
     let bytes: [UInt8]
     let step: Int
     var position = 0
@@ -255,6 +258,8 @@ private func ageFuzzCheckKeyFiles(_ bytes: [UInt8]) {
 public func ageFuzzInitialize(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> Int32 {
     guard let directory = ProcessInfo.processInfo.environment["PULSE_FUZZ_AGE_SEEDS"] else { return 0 }
     final class Collect: ByteSink {
+        var handleOwners: [HandleOwner] { [] }
+
         var bytes: [UInt8] = []
         func write(_ buffer: UnsafeRawBufferPointer) throws { bytes += buffer }
         func finish() throws {}

@@ -6,6 +6,8 @@ import PulseSystem
 
 /// A sink over bytes in memory that can rewrite them, as a file can.
 private final class RewritableBytes: RewritableSink {
+    var handleOwners: [HandleOwner] { [] }
+
     private(set) var bytes: [UInt8] = []
     var bytesWritten: Int64 { Int64(bytes.count) }
     func write(_ buffer: UnsafeRawBufferPointer) throws { bytes += buffer }

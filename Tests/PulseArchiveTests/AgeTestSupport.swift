@@ -6,6 +6,8 @@ import PulseSystem
 /// Bytes in memory as a `ByteSource`, handing out at most `step` bytes per read (to exercise
 /// the readers' buffering) and remembering how far it was read.
 final class AgeBytesSource: ByteSource {
+    var handleOwners: [HandleOwner] { [] }
+
     let bytes: [UInt8]
     let step: Int
     private(set) var position = 0
@@ -25,6 +27,8 @@ final class AgeBytesSource: ByteSource {
 
 /// Collects what is written, and whether `finish` was called.
 final class AgeBytesSink: ByteSink {
+    var handleOwners: [HandleOwner] { [] }
+
     private(set) var bytes: [UInt8] = []
     private(set) var finished = false
 

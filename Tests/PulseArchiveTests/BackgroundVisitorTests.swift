@@ -1,12 +1,14 @@
 import Foundation
 import Testing
+import PulseSystem
 @testable import PulseArchive
 @testable import PulseStore
 
 /// A visitor whose first attachment waits until the test lets it go, and which records the
 /// attachments it is given, in order.
-private final class StalledVisitor: ArchiveVisitor, @unchecked Sendable {
+private final class StalledVisitor: ArchiveVisitor, HandleHolder, @unchecked Sendable {
     let release = DispatchSemaphore(value: 0)
+    var handleOwners: [HandleOwner] { [] }
     private(set) var names: [String] = []
 
     /// Rows are not what this test hands over.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 @testable import PulseStore
+import PulseSQLite
 import PulseSystem
 
 /// The store's indexes, which an import builds after loading the rows.
@@ -33,7 +34,7 @@ struct DeferredIndexTests {
         let kept = try StoreFixtures.rawContent(of: dir.file("old.sqlite"))
         #expect(kept.version == Int64(StoreMigration.all.count))
         #expect(kept.rows["measurements"] == [[.int(1)] + rows[0].values, [.int(3)] + rows[2].values])
-        #expect { try writer.add(rows[0], to: .measurements) } throws: { ($0 as? StoreError)?.kind == .duplicateKey }
+        #expect { try writer.add(rows[0], to: .measurements) } throws: { ($0 as? SQLiteError)?.kind == .duplicateKey }
 
         try PrivateFiles.touch(dir.file("new.sqlite"))
         try StoreMigration.migrate(try SQLiteDatabase(path: dir.file("new.sqlite"), create: false))

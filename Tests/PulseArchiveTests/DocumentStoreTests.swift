@@ -3,6 +3,7 @@ import Testing
 @testable import PulseArchive
 @testable import PulseDocuments
 @testable import PulseStore
+import PulseSQLite
 
 /// A store directory with a document tree written by hand.
 struct TreeFixture {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 @testable import PulseStore
+import PulseSQLite
 
 /// Issue 16: the tool never writes where it should not (links, read-only stores, file-size
 /// limits, empty paths, existing charts), and nothing from a file reaches a terminal raw.

@@ -3,6 +3,7 @@ import Testing
 @testable import PulseArchive
 @testable import PulseDocuments
 @testable import PulseStore
+import PulseSQLite
 
 /// docs/reliability.md, "Keys, blobs and sizes: one rule": keys are equal when their bytes are,
 /// settings blobs are JSON, an entry says one thing once, and whatever export writes, import

@@ -35,6 +35,8 @@ enum ProcessResources {
 /// A sink in memory that can patch what it wrote: not a file, so a writer that patched only
 /// files would leave its checksum out.
 private final class MemorySink: RewritableSink {
+    var handleOwners: [HandleOwner] { [] }
+
     private(set) var bytes: [UInt8] = []
     var bytesWritten: Int64 { Int64(bytes.count) }
     func write(_ chunk: UnsafeRawBufferPointer) throws { bytes += chunk }

@@ -5,6 +5,8 @@ import PulseSystem
 
 /// An endless source that counts its reads, or fails at a given read.
 private final class CountingTestSource: ByteSource, @unchecked Sendable {
+    var handleOwners: [HandleOwner] { [] }
+
     private let lock = NSLock()
     private var reads = 0
     let failAt: Int?

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 @testable import PulseStore
+import PulseSQLite
 import PulseSystem
 
 /// The store's schema history is frozen: each released migration creates today what it created

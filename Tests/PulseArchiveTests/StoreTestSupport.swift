@@ -3,6 +3,7 @@ import Testing
 @testable import PulseArchive
 @testable import PulseDemo
 @testable import PulseStore
+import PulseSQLite
 import PulseSystem
 
 /// Everything a store holds, for equality checks.

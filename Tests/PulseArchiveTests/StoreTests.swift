@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 @testable import PulseStore
+import PulseSQLite
 import PulseSystem
 
 @Suite("The store: import and export")

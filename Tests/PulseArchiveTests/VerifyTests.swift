@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 @testable import PulseStore
+import PulseSQLite
 @testable import PulseDocuments
 @testable import PulseVerify
 

@@ -1,5 +1,4 @@
 import Foundation
-import PulseArchive
 import PulseSystem
 
 /// A visitor call on its way to the worker. Kept outside the generic class so that queuing one
@@ -26,9 +25,15 @@ private enum VisitorCall {
 /// An error the base visitor throws reaches the reader at its next call, like an error thrown
 /// in place; `finish` returns the base visitor once everything was delivered.
 ///
+/// The base visitor's C handles (a staging connection) belong to the worker's thread from
+/// `init` until `finish` or `stop` returns, then to the thread that called it
+/// (`BackgroundWorker`): the reader's thread cannot touch them meanwhile, and the worker
+/// cannot after.
+///
 /// The thread and the queue are the system layer's (`BackgroundWorker`, `BoundedQueue`); this
-/// adapter knows the visitor's calls, so it lives beside its users, import and verify.
-package final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, ArchiveVisitor, @unchecked Sendable {
+/// adapter knows the visitor's calls, so it lives with them in the codec, where import, verify
+/// and diff all reach it.
+package final class BackgroundVisitor<Base: ArchiveVisitor & HandleHolder>: BackgroundWorker, ArchiveVisitor, @unchecked Sendable {
     private var base: Base
     private let batchSize: Int
     private let queue: BoundedQueue<[VisitorCall]>
@@ -56,7 +61,7 @@ package final class BackgroundVisitor<Base: ArchiveVisitor>: BackgroundWorker, A
         batchBytes = capacity * Self.bytesPerUnit
         queue = BoundedQueue(capacity: capacity)
         super.init()
-        start(named: "pulse-archive staging")
+        start(named: "pulse-archive staging", handingOver: base.handleOwners)
     }
 
     /// Waits until every call was delivered, and returns the base visitor.
