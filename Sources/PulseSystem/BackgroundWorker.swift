@@ -22,8 +22,13 @@ open class BackgroundWorker: @unchecked Sendable {
     public init() {}
 
     deinit {
-        // Reached only once the thread let go of the worker; the signal follows at once.
-        join()
+        // Reached only once the thread let go of the worker (after `drain`), on whichever
+        // thread dropped the last reference: a worker never joined was abandoned, and that
+        // thread frees what the work holds, so it takes the handles. It does not wait for the
+        // signal: on the worker's own thread that would wait for itself.
+        if running {
+            for owner in handedOver { owner.adopt() }
+        }
     }
 
     /// Waits until `drain` has returned and the thread let go of the worker; then the calling
