@@ -53,7 +53,7 @@ let package = Package(
         // the comparison with a store, and `diff` (built on the same sorted key runs).
         .target(name: "PulseVerify", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseSQLite", "PulseStore"]),
         // Deterministic synthetic ring data for `demo` and the sample archives.
-        .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseSQLite", "PulseStore"]),
+        .target(name: "PulseDemo", dependencies: ["PulseArchive", "PulseDocuments", "PulseStore"]),
         // A directory of backups: the names of the scheme, the retention policy of `prune`,
         // the check of the newest archive, the removal of exact entries. No store.
         .target(name: "PulseBackups", dependencies: ["PulseSystem", "PulseArchive", "PulseAge"]),
