@@ -1,13 +1,15 @@
 /// Why an archive could not be read or written.
 ///
 /// Every message names what was wrong and where (file, table, row, field) and, where there is
-/// one, what to do about it. The `kind` lets a caller branch without parsing the message.
+/// one, what to do about it. The `kind` lets a caller branch without parsing the message; a
+/// remedy that is a front end's (an option that raises a limit, a key to give, an update) is
+/// left to it, with the `kind` and `limit` it needs, so no message names a command or option.
 public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable, Equatable {
         /// The file is not a PulseLoop archive at all, or its structure is broken: not JSON,
         /// no usable `formatVersion`, a missing required key, `formatVersion` below 1.
         case notAnArchive
-        /// `formatVersion` is newer than this tool reads.
+        /// `formatVersion` is newer than this version reads (a front end says how to update).
         case unsupportedVersion
         /// A value does not decode as its field's type: wrong JSON type, `null` in a required
         /// field, a bad UUID or date, an integer beyond 64 bits, invalid UTF-8 or base64.
@@ -73,7 +75,7 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
     static func unsupportedVersion(found: Int64) -> ArchiveError {
         ArchiveError(
             .unsupportedVersion,
-            "this archive is format \(found); this tool reads up to \(ArchiveFormat.newestVersion): update pulse-archive"
+            "this archive is format \(found); this tool reads up to \(ArchiveFormat.newestVersion)"
         )
     }
 }

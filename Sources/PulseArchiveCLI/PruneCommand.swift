@@ -72,7 +72,7 @@ struct PruneCommand: Subcommand {
             outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits, keys: keys, keysGiven: keysGiven,
                                     read: { _ = try ArchiveValidation.validate($0) })
         } catch let refusal as UnreadableNewestArchive {
-            let cause = (refusal.cause as? ArchiveError).map { LimitOptions.advice($0.message, limit: $0.limit) } ?? "\(refusal.cause)"
+            let cause = ErrorAdvice.message(refusal.cause, command: Self.spec.name)
             console.err("Error: refusing to prune: the newest archive \(refusal.path) does not read (\(cause)); nothing was removed. Replace it with a good backup or move it out of the directory, then prune again")
             return 1
         }

@@ -86,12 +86,9 @@ public enum PulseArchiveCommand {
             return try instance.run()
         } catch let error as UsageError {
             return usageFailure(error.message, usage: spec.usage, helpCommand: "pulse-archive \(spec.name) --help", console)
-        } catch let error as ArchiveError {
-            console.err("Error: \(KeyOptions.advice(LimitOptions.advice(error.message, limit: error.limit), kind: error.kind))")
-            return 1
         } catch {
-            // StoreError prints as its message (CustomStringConvertible).
-            console.err("Error: \(error)")
+            // The library's message, and what to do in this tool's terms.
+            console.err("Error: \(ErrorAdvice.message(error, command: spec.name))")
             return 1
         }
     }

@@ -56,7 +56,7 @@ struct VerifyCommand: Subcommand {
             ("ok", .bool(report.ok)),
             ("problems", .array(report.problems.map { problem in
                 .object([("severity", .string(problem.severity.rawValue)), ("table", problem.table.map { .string($0) } ?? .null),
-                         ("message", .string(LimitOptions.advice(problem.message, limit: problem.limit)))])
+                         ("message", .string(ErrorAdvice.verify(problem)))])
             })),
             ("tables", .counts(report.tables)),
             ("errors", .int(report.errorCount)),
@@ -101,7 +101,7 @@ struct VerifyCommand: Subcommand {
                 : "\nThe archive differs from the store in \(differing.count) table\(differing.count == 1 ? "" : "s"): \(differing.joined(separator: ", ")).\n"
         }
         if !report.problems.isEmpty { text += "\n" }
-        for problem in report.problems { text += "\(problem.severity.rawValue): \(LimitOptions.advice(problem.message, limit: problem.limit))\n" }
+        for problem in report.problems { text += "\(problem.severity.rawValue): \(ErrorAdvice.verify(problem))\n" }
         for (table, count) in report.omittedErrors.merging(report.omittedWarnings, uniquingKeysWith: +).sorted(by: { $0.key < $1.key }) {
             text += "… and \(ProgressLine.grouped(count)) more problem\(count == 1 ? "" : "s") \(table.isEmpty ? "in the file" : "in \(table)") (the first \(BoundedProblems<VerifyProblem>.perTable) of each kind are listed)\n"
         }

@@ -29,7 +29,7 @@ public enum Prune {
     ///   encrypted newest archive they do not open is refused, not checked by its header only.
     public static func run(directory: String, policy: RetentionPolicy, dryRun: Bool, limits: ArchiveLimits, keys: AgeKeys? = nil,
                            keysGiven: Bool = false, read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws -> Outcome {
-        precondition(!policy.isEmpty, "prune needs at least one --keep rule")
+        precondition(!policy.isEmpty, "a prune policy needs at least one rule that keeps archives")
         let listing = try BackupDirectory(directory)
         let plan = policy.plan(listing.archives)
         var newestCheck: NewestArchiveCheck.Depth?

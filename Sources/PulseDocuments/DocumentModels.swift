@@ -122,10 +122,3 @@ public struct WorkoutDocument: Codable, Sendable, Equatable {
     public var autoAdvance: Bool?
     public var targetHeartRate: Int?
 }
-
-/// The minimal stub written when the deleted record was unreadable.
-public struct Tombstone: Codable, Sendable, Equatable {
-    public var id: String
-    public var deletedAt: Date
-    public var kind: String?
-}

@@ -29,13 +29,13 @@ public final class PulseStore {
     /// Opens the store in `directory`, creating the directory and database when `create` is
     /// set, and brings its schema up to date.
     /// - Throws: `StoreError.missingStore` when there is none and `create` is false;
-    ///   `.incompatibleStore` for a store from a newer tool.
+    ///   `.newerStore` for a store from a newer version.
     public static func open(_ directory: String, create: Bool) throws -> PulseStore {
         let path = directory + "/" + databaseFileName
         try StoreFiles.requireRegularFiles(in: directory)
         if !StoreFiles.exists(path) {
             guard create else {
-                throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName)); create one with `pulse-archive import` or `pulse-archive demo`")
+                throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName))")
             }
             try PrivateFiles.createDirectory(directory)
             // Created first with 0600 so SQLite's journal and WAL files inherit the mode.
@@ -107,7 +107,7 @@ public final class PulseStore {
     /// - Parameters:
     ///   - create: create the store (directory and database) when it is missing.
     ///   - activity: what this does, for the message of a command refused meanwhile.
-    public static func withExclusiveAccess<T>(_ directory: String, create: Bool, activity: String = "another pulse-archive command",
+    public static func withExclusiveAccess<T>(_ directory: String, create: Bool, activity: String = "another command",
                                               _ body: (PulseStore) throws -> T) throws -> T {
         if create {
             try PrivateFiles.createDirectory(directory)
@@ -161,7 +161,7 @@ public final class PulseStore {
         let version = Int(try database.integer("PRAGMA user_version"))
         try StoreMigration.requireKnown(version, path: database.path)
         if version < StoreMigration.all.count {
-            return (nil, lock, "it was written by an earlier pulse-archive (schema version \(version); this one reads \(StoreMigration.all.count)) and must be upgraded first")
+            return (nil, lock, "it was written by an earlier version (schema version \(version); this version reads \(StoreMigration.all.count)) and must be upgraded first")
         }
         if try database.integer(#"SELECT EXISTS (SELECT 1 FROM "documentSwaps")"#) != 0 {
             return (nil, lock, "an import into it was interrupted after its commit, and its document tree must be moved into place first")
@@ -171,7 +171,7 @@ public final class PulseStore {
 
     private static func requireStore(_ directory: String) throws {
         if !StoreFiles.exists(directory + "/" + databaseFileName) {
-            throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName)); create one with `pulse-archive import` or `pulse-archive demo`")
+            throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName))")
         }
     }
 

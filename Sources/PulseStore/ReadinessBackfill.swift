@@ -87,17 +87,6 @@ extension ReadinessService {
         return enabled
     }
 
-    /// Today's score unless it is current and younger than the refresh interval.
-    public func refreshIfStale(now: Int64) throws {
-        guard try masterEnabled() else { return }
-        let today = calendar.startOfDay(now)
-        if let row = try storedDay(today), row.algorithmVersion >= ReadinessConstants.algorithmVersion,
-           Saturating.difference(now, row.computedAt) < Double(ReadinessConstants.refreshIntervalSeconds * 1000) {
-            return
-        }
-        try refresh(today, now: now)
-    }
-
     /// The newest day with data: a sleep session's day, or the day of an overnight reading
     /// (one day later from 22:00 on). Nil for a store without either.
     public func newestDataDay() throws -> Int64? {
@@ -163,19 +152,6 @@ extension ReadinessService {
         let span = Saturating.difference(last, first) / 86_400_000
         guard positive.count >= 20, span >= 7 else { return nil }
         return Percentile.interpolated(positive.sorted(), 0.10)
-    }
-
-    /// The app's service: at most every 6 hours, relearn the baseline from the last 30 days;
-    /// write it (and bump the profile) only when it moved by a rounded bpm.
-    public func refreshRestingBaselineIfStale(now: Int64) throws {
-        guard let profile = try profile() else { return }
-        if let stamped = profile.restingBaselineUpdatedAt, Saturating.difference(now, stamped) < 6 * 3_600_000 { return }
-        let new = try learnedRestingBaseline(endingAt: now)
-        try database.cached(#"UPDATE "userProfiles" SET "hrRestingBaselineUpdatedAt" = ? WHERE rowid = ?"#).run([.date(now), .int(profile.rowid)])
-        if roundHalfAwayFromZero(new ?? -1) != roundHalfAwayFromZero(profile.restingBaseline ?? -1) {
-            try database.cached(#"UPDATE "userProfiles" SET "hrRestingBaseline" = ?, "updatedAt" = ? WHERE rowid = ?"#)
-                .run([new.map(FieldValue.double) ?? .null, .date(now), .int(profile.rowid)])
-        }
     }
 
     /// Learns a baseline once, anchored at the end of the backfill's last day, only when the

@@ -75,7 +75,6 @@ public final class ReadinessService {
     struct Profile {
         var rowid: Int64
         var restingBaseline: Double?
-        var restingBaselineUpdatedAt: Int64?
     }
 
     func profile() throws -> Profile? {
@@ -83,9 +82,7 @@ public final class ReadinessService {
         try query.bind([])
         defer { query.reset() }
         guard try query.step() else { return nil }
-        return Profile(rowid: query.int64(at: 0),
-                       restingBaseline: query.isNull(at: 1) ? nil : query.double(at: 1),
-                       restingBaselineUpdatedAt: query.isNull(at: 2) ? nil : query.int64(at: 2))
+        return Profile(rowid: query.int64(at: 0), restingBaseline: query.isNull(at: 1) ? nil : query.double(at: 1))
     }
 
     /// Sleep score v2 of a night, from its stage blocks, without a bedtime baseline.
@@ -180,28 +177,9 @@ public final class ReadinessService {
 
         var night: SQLiteStatement { get throws { try database.cached(#"SELECT "id", "startAt", "endAt", "totalMinutes" FROM "sleepSessions" WHERE "date" >= ? AND "date" < ? ORDER BY "totalMinutes" DESC, "startAt" ASC, "id" ASC LIMIT 1"#) } }
         var samples: SQLiteStatement { get throws { try database.cached(#"SELECT "timestamp", "value" FROM "measurements" WHERE "kindRaw" = ? AND "timestamp" >= ? AND "timestamp" <= ? ORDER BY "timestamp" DESC LIMIT ?"#) } }
-        var profile: SQLiteStatement { get throws { try database.cached(#"SELECT rowid, "hrRestingBaseline", "hrRestingBaselineUpdatedAt" FROM "userProfiles" ORDER BY "createdAt" ASC, "id" ASC LIMIT 1"#) } }
+        var profile: SQLiteStatement { get throws { try database.cached(#"SELECT rowid, "hrRestingBaseline" FROM "userProfiles" ORDER BY "createdAt" ASC, "id" ASC LIMIT 1"#) } }
         var blocks: SQLiteStatement { get throws { try database.cached(#"SELECT "stageRaw", "durationMinutes" FROM "sleepStageBlocks" WHERE "sessionId" = ?"#) } }
         var activeMinutes: SQLiteStatement { get throws { try database.cached(#"SELECT max("activeMinutes") FROM "activityDailies" WHERE "date" >= ? AND "date" < ?"#) } }
         var workouts: SQLiteStatement { get throws { try database.cached(#"SELECT "startedAt", "endedAt", "totalPauseSeconds" FROM "activitySessions" WHERE "statusRaw" = 'finished' AND "endedAt" >= ? AND "endedAt" < ?"#) } }
-    }
-}
-
-extension ReadinessService {
-    /// The app's bedtime baseline for `day`: the earliest bedtime of each of the 14 waking days
-    /// before it (the scored night excluded), in minutes from local midnight.
-    public func bedtimeBaseline(before day: Int64) throws -> BedtimeBaseline? {
-        let query = try database.cached(#"SELECT min("startAt") FROM "sleepSessions" WHERE "date" >= ? AND "date" < ?"#)
-        var bedtimes: [Double] = []
-        for offset in 1...14 {
-            let start = calendar.day(day, adding: -offset)
-            try query.bind([.date(start), .date(calendar.day(start, adding: 1))])
-            if try query.step(), !query.isNull(at: 0) {
-                let t = query.int64(at: 0)
-                bedtimes.append(BedtimeBaseline.minutesFromMidnight(hour: calendar.hour(t), minute: calendar.minute(t)))
-            }
-            query.reset()
-        }
-        return BedtimeBaseline.from(bedtimes: bedtimes)
     }
 }

@@ -65,7 +65,7 @@ package enum StoreDocuments {
     /// Refuses a store whose tree holds links or special files: restoring never follows them.
     static func requireSafe(_ tree: DocumentTree) throws {
         if let first = tree.unsafe.first {
-            throw StoreError(.refused, "the store's document tree holds a symbolic link or special file at \(tree.root)/\(first); pulse-archive never follows links: remove it and try again")
+            throw StoreError(.refused, "the store's document tree holds a symbolic link or special file at \(tree.root)/\(first); links in a store are never followed: remove it and try again")
         }
     }
 

@@ -29,13 +29,13 @@ enum StoreFiles {
             case S_IFREG: continue
             case S_IFLNK: throw linkError(path, name: name)
             default:
-                throw StoreError(.refused, "the store's \(name) (\(path)) is not a regular file; pulse-archive opens only the files it made: remove it and try again")
+                throw StoreError(.refused, "the store's \(name) (\(path)) is not a regular file; a store is opened only through the files it made itself: remove it and try again")
             }
         }
     }
 
     static func linkError(_ path: String, name: String) -> StoreError {
-        StoreError(.refused, "the store's \(name) (\(path)) is a symbolic link; pulse-archive never follows links in a store (it would write where the link points, outside the store or into another one): replace it with the file itself and try again")
+        StoreError(.refused, "the store's \(name) (\(path)) is a symbolic link; links in a store are never followed (a write would go where the link points, outside the store or into another one): replace it with the file itself and try again")
     }
 
     /// Whether `path` is there as anything at all, a dangling link included.

@@ -84,7 +84,7 @@ extension PulseStore {
                     do {
                         result.readiness = try backfill.run(on: store, now: options.now, progress: options.backfillProgress)
                     } catch {
-                        throw StoreError(.sqlite, "the archive was imported, but the readiness backfill failed: \(error); run `pulse-archive readiness --backfill` to retry")
+                        throw StoreError(.backfillFailed, "the archive was imported, but the readiness backfill failed: \(error)")
                     }
                     result.tables = try store.allCounts()
                 }
@@ -108,7 +108,7 @@ extension PulseStore {
     private func importLocked(_ input: ArchiveInput, options: ImportOptions, didCommit: () -> Void) throws -> ImportResult {
         let wasEmpty = try isEmpty()
         if !wasEmpty && options.mode == nil {
-            throw StoreError(.refused, "the store \(directory) already holds data: pass --replace to make it equal to the archive (after a safety backup) or --merge to add only what it lacks")
+            throw StoreError(.storeNotEmpty, "the store \(directory) already holds data")
         }
         let stagingName = ".staging-\(getpid())"
         let staging = try StagingArea(directory: directory + "/" + stagingName)
@@ -173,7 +173,7 @@ extension PulseStore {
                 try completePendingDocumentSwaps()
             } catch {
                 staging.retain()
-                throw StoreError(.io, "the archive was imported, but its document tree could not be moved into place (\(error)); the next pulse-archive command on this store finishes it")
+                throw StoreError(.io, "the archive was imported, but its document tree could not be moved into place (\(error)); whatever opens this store next finishes it")
             }
         }
         return inserted
@@ -202,7 +202,7 @@ extension PulseStore {
             _ = try export(to: AtomicFile(targetPath: path), alternatives: [], options: ExportOptions(appVersion: options.appVersion, exportedAt: options.now, limits: options.limits))
             return path
         } catch {
-            throw StoreError(.io, "the safety backup of the store, which --replace writes into \(backups) before it changes anything, failed: \(error); the store is unchanged")
+            throw StoreError(.io, "the safety backup of the store, which an import that replaces it writes into \(backups) before it changes anything, failed: \(error); the store is unchanged")
         }
     }
 

@@ -22,7 +22,7 @@ final class StoreLock {
     ///   - shared: a reader's lock.
     ///   - activity: what the exclusive holder does, for others' messages ("an import").
     /// - Throws: `StoreError.busy` when a conflicting lock is held.
-    init(directory: String, shared: Bool = false, activity: String = "another pulse-archive command") throws {
+    init(directory: String, shared: Bool = false, activity: String = "another command") throws {
         // Acquired before `fd` is set: a failing init then never reaches `deinit`, which would
         // close the descriptor a second time (and maybe another thread's file, reusing it).
         fd = try Self.acquire(directory: directory, shared: shared, activity: activity)
@@ -68,13 +68,13 @@ final class StoreLock {
     private static func holder(of fd: Int32) -> String {
         if flock(fd, LOCK_SH | LOCK_NB) == 0 {
             flock(fd, LOCK_UN)
-            return "another pulse-archive command (export, verify or readiness) is reading it"
+            return "another command (an export, a verification against the store or a readiness history) is reading it"
         }
         var buffer = [UInt8](repeating: 0, count: 200)
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         let line = count > 0 ? String(decoding: buffer.prefix(count).prefix { $0 != 0x0A }, as: UTF8.self) : ""
         // The file is the store's, not ours: shown only if it reads as a record of ours.
         let printable = !line.isEmpty && line.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) }
-        return (printable ? line : "another pulse-archive command") + " is changing it"
+        return (printable ? line : "another command") + " is changing it"
     }
 }

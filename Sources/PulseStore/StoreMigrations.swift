@@ -82,12 +82,12 @@ package struct StoreMigration: Sendable {
     /// `createSleepStageBlocksBySession`'s index.
     private static let sleepStageBlocksBySession = #"CREATE INDEX "sleepStageBlocksBySession" ON "sleepStageBlocks" ("sessionId")"#
 
-    /// - Throws: `StoreError.incompatibleStore` for a store from a newer tool.
+    /// - Throws: `StoreError.newerStore` for a store from a newer version.
     package static func requireKnown(_ version: Int, path: String) throws {
         if version > all.count {
             throw StoreError(
-                .incompatibleStore,
-                "\(path) was written by a newer pulse-archive (schema version \(version); this tool knows up to \(all.count)): update pulse-archive"
+                .newerStore,
+                "\(path) was written by a newer version (schema version \(version); this version knows up to \(all.count))"
             )
         }
     }
@@ -112,7 +112,7 @@ package struct StoreMigration: Sendable {
     /// to date gets `currentSchema` in one transaction instead, every step recorded as run.
     /// - Parameter replay: run the steps one by one even on a new database (for the tests that
     ///   compare the two).
-    /// - Throws: `StoreError.incompatibleStore` for a store from a newer tool.
+    /// - Throws: `StoreError.newerStore` for a store from a newer version.
     package static func migrate(_ database: SQLiteDatabase, through count: Int = all.count, replay: Bool = false) throws {
         let version = Int(try database.integer("PRAGMA user_version"))
         try requireKnown(version, path: database.path)

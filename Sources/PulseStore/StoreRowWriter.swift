@@ -63,11 +63,11 @@ public final class StoreRowWriter {
 
 extension PulseStore {
     /// Fills an empty store (created if missing) in one transaction with what `body` writes.
-    /// - Throws: `StoreError.refused` when the store already holds data.
+    /// - Throws: `StoreError.storeNotEmpty` when the store already holds data.
     public static func fillEmptyStore(_ directory: String, _ body: (StoreRowWriter) throws -> Void) throws -> [String: Int] {
         try withExclusiveAccess(directory, create: true, activity: "demo") { store in
             guard try store.isEmpty() else {
-                throw StoreError(.refused, "the store \(directory) already holds data; choose an empty --store directory")
+                throw StoreError(.storeNotEmpty, "the store \(directory) already holds data")
             }
             try store.database.transaction {
                 try body(try StoreRowWriter(database: store.database))

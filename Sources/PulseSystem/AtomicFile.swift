@@ -15,13 +15,13 @@ public final class AtomicFile {
 
     /// - Parameter replacesExisting: allow replacing an existing target (a document of the
     ///   store's own tree); archives and charts never do, since the path is the user's.
-    /// - Throws: when the target exists and may not be replaced, or the directory is not
-    ///   writable.
+    /// - Throws: `SystemError.alreadyExists` when the target exists and may not be replaced;
+    ///   `.io` when the directory is not writable.
     public init(targetPath: String, replacesExisting: Bool = false) throws {
         self.targetPath = targetPath
         self.replacesExisting = replacesExisting
         if !replacesExisting, access(targetPath, F_OK) == 0 {
-            throw SystemError(.io, "\(targetPath) already exists; choose another name (pulse-archive never overwrites a file)")
+            throw SystemError(.alreadyExists, "\(targetPath) already exists")
         }
         let directory = Self.directory(of: targetPath)
         let name = targetPath.split(separator: "/").last.map(String.init) ?? targetPath

@@ -47,13 +47,14 @@ public enum ArchiveVerifier {
             _ = worker.stop()
             report.add(errors: interrupted.problems)
             let fatal = interrupted.error as? ArchiveError
-            report.error(nil, fatal?.message ?? "\(interrupted.error)", limit: fatal?.limit)
+            report.error(nil, fatal?.message ?? "\(interrupted.error)", limit: fatal?.limit, advice: VerifyProblem.advice(for: fatal))
             report.tables = interrupted.summary.rowsFound
             return report
         } catch let error as ArchiveError {
             _ = worker.stop()
             let cannotRead = error.kind == .encrypted || error.kind == .decryption
-            report.error(nil, error.message + (cannotRead ? "; verify cannot vouch for an archive it cannot read" : ""), limit: error.limit)
+            report.error(nil, error.message + (cannotRead ? "; verify cannot vouch for an archive it cannot read" : ""), limit: error.limit,
+                         advice: VerifyProblem.advice(for: error))
             return report
         }
         var checked = try worker.finish()
@@ -61,7 +62,7 @@ public enum ArchiveVerifier {
         report.summary = summary
         report.tables = summary.rowsFound.merging(summary.documentTables) { a, _ in a }
         if !summary.isCompressed {
-            report.warning(nil, "plain JSON: the file carries no checksum, so damage inside a value cannot be detected; pulse-archive export writes gzip")
+            report.warning(nil, "plain JSON: the file carries no checksum, so damage inside a value cannot be detected", advice: .exportCompressed)
         }
         report.add(errors: summary.problems)
         report.add(errors: try checked.repeatedKeys())

@@ -50,13 +50,18 @@ public struct VerifyReport: Sendable {
 
     /// Adds the reader's problems, all errors.
     mutating func add(errors bounded: BoundedProblems<ArchiveError>) {
-        for problem in bounded.kept { add(VerifyProblem(severity: .error, table: problem.table, message: problem.message, limit: problem.limit)) }
+        for problem in bounded.kept {
+            add(VerifyProblem(severity: .error, table: problem.table, message: problem.message, limit: problem.limit,
+                              advice: VerifyProblem.advice(for: problem)))
+        }
         for (table, count) in bounded.omitted { omittedErrors[table, default: 0] += count }
     }
 
-    mutating func error(_ table: String?, _ message: String, limit: ArchiveLimits.Name? = nil) {
-        add(VerifyProblem(severity: .error, table: table, message: message, limit: limit))
+    mutating func error(_ table: String?, _ message: String, limit: ArchiveLimits.Name? = nil, advice: VerifyProblem.Advice? = nil) {
+        add(VerifyProblem(severity: .error, table: table, message: message, limit: limit, advice: advice))
     }
 
-    mutating func warning(_ table: String?, _ message: String) { add(VerifyProblem(severity: .warning, table: table, message: message)) }
+    mutating func warning(_ table: String?, _ message: String, advice: VerifyProblem.Advice? = nil) {
+        add(VerifyProblem(severity: .warning, table: table, message: message, advice: advice))
+    }
 }

@@ -4,8 +4,6 @@ public enum ReadinessConstants {
     public static let algorithmVersion = 2
     public static let minAvailablePoints = 50.0
     public static let softFraction = 0.55
-    /// Seconds after which a day's score is refreshed.
-    public static let refreshIntervalSeconds: Int64 = 10_800
     public static let baselineWindowDays = 30
     public static let loadBaselineDays = 7
     public static let loadBaselineMinimumDays = 4

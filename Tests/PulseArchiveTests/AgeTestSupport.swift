@@ -37,7 +37,8 @@ final class AgeBytesSink: ByteSink {
 }
 
 enum AgeTest {
-    static let testkit = Repository.root + "/../shared/testdata/age-testkit"
+    /// The format's public test vectors, carried by the repository (Tests/Resources/README.md).
+    static let testkit = Repository.root + "/Tests/Resources/age-testkit"
 
     /// Everything a decryptor releases (read in pieces of `readSize`), its SHA-256, and the
     /// error that ended it, if any.

@@ -2,7 +2,7 @@ import Foundation
 import PulseAge
 import Testing
 
-/// The format's public test vectors (../shared/testdata/age-testkit): every one ends as its
+/// The format's public test vectors (Tests/Resources/age-testkit): every one ends as its
 /// `expect:` says and releases exactly the plaintext whose SHA-256 it gives.
 @Suite struct AgeTestkitTests {
     static let expectedKinds: [String: Set<AgeErrorKind>] = [

@@ -90,7 +90,10 @@ struct DocumentTests {
 
     @Test("the canonical encoder writes byte for byte what the app's encoder writes, for every document type")
     func canonicalBytes() throws {
-        let minimalStub = Tombstone(id: DocumentFixtures.splitID, deletedAt: DocumentFixtures.date("2025-03-01T10:00:00Z"), kind: "seed")
+        /// The app's minimal stub, written when the deleted record was unreadable: the tool only
+        /// reads stubs, so the type is the test's, as the app's encoder sees it.
+        struct MinimalStub: Encodable { var id: String; var deletedAt: Date; var kind: String? }
+        let minimalStub = MinimalStub(id: DocumentFixtures.splitID, deletedAt: DocumentFixtures.date("2025-03-01T10:00:00Z"), kind: "seed")
         let fullStub = DocumentFixtures.with(try DocumentFixtures.node(DocumentFixtures.workout), ["deletedAt": .string("2025-03-05T09:00:00Z")])
         // The app injects deletedAt at the JSON level: encode the record's object with it.
         let fullStubBytes = try DocumentFixtures.appBytes(AnyEncodableNode(fullStub))

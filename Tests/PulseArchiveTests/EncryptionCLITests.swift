@@ -183,7 +183,7 @@ struct EncryptionCLITests {
         f.dir.write("pq-identity.txt", "AGE-SECRET-KEY-PQ-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\n")
         f.dir.write("wrong.txt", "a wrong secret\n")
         // A scrypt stanza asking for 2^23: the format's own test vector.
-        let vector = String(decoding: Self.bytes(Repository.root + "/../shared/testdata/age-testkit/scrypt_work_factor_23"), as: UTF8.self)
+        let vector = String(decoding: Self.bytes(AgeTest.testkit + "/scrypt_work_factor_23"), as: UTF8.self)
         let ageFile = try #require(vector.range(of: "\n\n")).upperBound
         f.dir.write("wf23.age", Data(vector[ageFile...].utf8))
         f.dir.write("right.txt", "the right one\n")

@@ -224,7 +224,7 @@ struct FileSystemEdgeTests {
         let export = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("y.json.gz")])
         #expect(export.exitCode == 0, "readers run side by side: \(export.stderr)")
         let imported = try CLI.run(["import", dir.file("a.json.gz"), "--store", dir.file("s"), "--merge"])
-        #expect(imported.exitCode == 1 && imported.stderr.contains("is busy: another pulse-archive command (export, verify or readiness) is reading it"), "\(imported.stderr)")
+        #expect(imported.exitCode == 1 && imported.stderr.contains("is busy: another command (an export, a verification against the store or a readiness history) is reading it"), "\(imported.stderr)")
         withExtendedLifetime(reader) {}
     }
 

@@ -208,10 +208,6 @@ struct ReadinessExtremeStoreTests {
             #expect(try service.loadMinutes(ReadinessFixture.day(-1)) == greatest / 60)
             _ = try service.newestDataDay()
             _ = try service.defaultAnchor(now: ReadinessFixture.now)
-            // The stored row of day −3 was computed at Int64.min: now − computedAt overflows.
-            try service.refreshIfStale(now: ReadinessFixture.day(-3) + 12 * ReadinessFixture.hour)
-            // The profile's baseline was stamped at Int64.min: the same.
-            try service.refreshRestingBaselineIfStale(now: ReadinessFixture.now)
             _ = try service.backfill(days: 3, anchorDay: Int64.max, now: .max)
             _ = try service.backfill(days: 3, anchorDay: Int64.min, now: .min)
         }

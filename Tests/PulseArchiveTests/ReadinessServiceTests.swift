@@ -105,7 +105,7 @@ private func rowCount(_ service: ReadinessService) throws -> Int {
     Int(try service.database.integer(#"SELECT count(*) FROM "readinessDailies""#))
 }
 
-@Suite("Readiness over a store: S1–S17, R1–R5")
+@Suite("Readiness over a store: S1–S7, S10–S17, R1–R3")
 struct ReadinessServiceTests {
     typealias F = ReadinessFixture
 
@@ -187,25 +187,6 @@ struct ReadinessServiceTests {
         }
     }
 
-    @Test("S8–S9: refreshIfStale throttles for 3 hours, but not across an algorithm version")
-    func throttle() throws {
-        let dir = TemporaryDirectory()
-        var fixture = F()
-        fixture.scoreableDay(0)
-        fixture.profile(baseline: 55)
-        try fixture.withService(dir.path + "/s") { service throws in
-            try service.refresh(F.day0, now: F.now)
-            try service.refreshIfStale(now: F.now + F.hour)
-            #expect(try service.storedDay(F.day0)?.computedAt == F.now)
-            try service.refreshIfStale(now: F.now + 4 * F.hour)
-            #expect(try service.storedDay(F.day0)?.computedAt == F.now + 4 * F.hour)
-            try service.database.execute(#"UPDATE "readinessDailies" SET "algorithmVersion" = 1"#)
-            try service.refreshIfStale(now: F.now + 4 * F.hour + 60_000)
-            #expect(try service.storedDay(F.day0)?.algorithmVersion == 2)
-            #expect(try service.storedDay(F.day0)?.computedAt == F.now + 4 * F.hour + 60_000)
-        }
-    }
-
     @Test("S10: a day that becomes unscoreable loses its row")
     func staleRowRemoved() throws {
         let dir = TemporaryDirectory()
@@ -238,7 +219,7 @@ struct ReadinessServiceTests {
         }
     }
 
-    @Test("S12: with the master toggle off nothing is written, unless explicitly asked")
+    @Test("S12: with the master toggle off a backfill writes nothing, unless explicitly asked")
     func toggle() throws {
         let dir = TemporaryDirectory()
         var fixture = F()
@@ -246,7 +227,6 @@ struct ReadinessServiceTests {
         fixture.profile(baseline: 55)
         fixture.settings = [(ArchiveFormat.readinessPrefsKey, #"{"masterEnabled":false}"#)]
         try fixture.withService(dir.path + "/s") { service throws in
-            try service.refreshIfStale(now: F.now)
             _ = try service.backfill(days: 7, anchorDay: F.day0, now: F.now)
             #expect(try rowCount(service) == 0)
             _ = try service.backfill(days: 7, anchorDay: F.day0, now: F.now, honoringToggle: false)
@@ -296,7 +276,7 @@ struct ReadinessServiceTests {
         #expect(days.first?["date"] as? String == "2026-03-15" && days.count == 90)
     }
 
-    @Test("R1–R5: the resting-HR baseline service")
+    @Test("R1–R3: a resting-HR baseline needs 20 readings spanning 7 days of the last 30; it is their p10")
     func restingBaseline() throws {
         /// k samples over d days: sample i at now − d days + i × d/k days.
         func samples(_ fixture: inout F, values: [Double], days: Double, endingAt end: Int64) {
@@ -305,57 +285,18 @@ struct ReadinessServiceTests {
             }
         }
         let dir = TemporaryDirectory()
-        func profileRow(_ service: ReadinessService) throws -> (baseline: Double?, stamped: Int64?, updatedAt: Int64) {
-            let q = try service.database.prepare(#"SELECT "hrRestingBaseline", "hrRestingBaselineUpdatedAt", "updatedAt" FROM "userProfiles""#)
-            _ = try q.step()
-            return (q.isNull(at: 0) ? nil : q.double(at: 0), q.isNull(at: 1) ? nil : q.int64(at: 1), q.int64(at: 2))
-        }
         var r1 = F(); r1.profile(baseline: nil); samples(&r1, values: Array(repeating: 65, count: 10), days: 10, endingAt: F.now)
         try r1.withService(dir.file("r1")) { service throws in
-            try service.refreshRestingBaselineIfStale(now: F.now)
-            let row = try profileRow(service)
-            #expect(row.baseline == nil && row.stamped == F.now)
+            #expect(try service.learnedRestingBaseline(endingAt: F.now) == nil)
         }
         var r2 = F(); r2.profile(baseline: nil); samples(&r2, values: Array(repeating: 65, count: 40), days: 2, endingAt: F.now)
         try r2.withService(dir.file("r2")) { service throws in
-            try service.refreshRestingBaselineIfStale(now: F.now)
-            #expect(try profileRow(service).baseline == nil)
+            #expect(try service.learnedRestingBaseline(endingAt: F.now) == nil)
         }
         var r3 = F(); r3.profile(baseline: nil); samples(&r3, values: (51...80).map(Double.init), days: 10, endingAt: F.now)
         try r3.withService(dir.file("r3")) { service throws in
-            try service.refreshRestingBaselineIfStale(now: F.now)
-            let row = try profileRow(service)
-            #expect(abs((row.baseline ?? 0) - 53.9) <= 0.11 && row.updatedAt == F.now)
-            // R5: same data 7 h later: the value does not move by a rounded bpm, updatedAt stays.
-            try service.refreshRestingBaselineIfStale(now: F.now + 7 * F.hour)
-            let later = try profileRow(service)
-            #expect(later.updatedAt == F.now && later.stamped == F.now + 7 * F.hour)
-        }
-        // R4: after R3, 30 readings of 100 over 5 days arrive.
-        try r3.withService(dir.file("r4")) { service throws in
-            try service.refreshRestingBaselineIfStale(now: F.now)
-            let first = try #require(try profileRow(service).baseline)
-            let insert = try service.database.prepare(#"INSERT INTO "measurements" ("id", "kindRaw", "value", "unit", "timestamp", "sourceRaw", "confidenceRaw", "createdAt") VALUES (?, 'hr', 100, 'bpm', ?, 'ring', 'known', ?2)"#)
-            for i in 0..<30 {
-                let t = F.now - 5 * 86_400_000 + Int64(Double(i) * 5 / 30 * 86_400_000)
-                try insert.run([.string(RowFactory.uuid(777_000 + i)), .date(t)])
-            }
-            try service.refreshRestingBaselineIfStale(now: F.now + F.hour)
-            #expect(try profileRow(service).baseline == first)
-            try service.refreshRestingBaselineIfStale(now: F.now + 7 * F.hour)
-            #expect(try profileRow(service).baseline != first)
-        }
-    }
-
-    @Test("Z12: the bedtime baseline comes from prior nights only")
-    func bedtime() throws {
-        let dir = TemporaryDirectory()
-        var fixture = F()
-        for offset in 1...10 { fixture.night(-offset) }
-        fixture.night(0, startHour: 2)
-        try fixture.withService(dir.file("s")) { service throws in
-            let baseline = try #require(try service.bedtimeBaseline(before: F.day0))
-            #expect(baseline.isEstablished && abs(baseline.medianMinutes - -60) <= 1)
+            let learned = try #require(try service.learnedRestingBaseline(endingAt: F.now))
+            #expect(abs(learned - 53.9) <= 0.11)
         }
     }
 
