@@ -46,10 +46,14 @@ public enum PulseArchiveCommand {
         if let mallopt = dlsym(nil, "mallopt") { _ = unsafeBitCast(mallopt, to: Mallopt.self)(-3, 256 << 10) }
         #endif
         // Before any thread starts: Ctrl-C removes partial archives and scratch files.
-        InterruptCleanup.removeOnInterrupt { signal in
+        InterruptCleanup.removeOnInterrupt { signal, committed in
             let console = Console()
             let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal] ?? "signal \(signal)"
-            console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name)); its temporary files are removed")
+            // After a commit the work stands: saying only "interrupted" made a retry fail on a
+            // store that already held the archive.
+            let what = committed.map { " after its commit: \($0); run `pulse-archive readiness --backfill` to finish it" }
+                ?? "; its temporary files are removed"
+            console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name))\(what)")
         }
         exit(run(Array(CommandLine.arguments.dropFirst()), console: Console()))
     }

@@ -155,7 +155,8 @@ extension PulseStore {
         // leaves both (the next command finishes the swap, as after kill -9). Without a swap,
         // the staging directory is garbage once committed, and an interruption still removes it.
         let kept = summary.hasDocuments ? [staging.directory, directory] : [directory]
-        let committing = { (commit: () throws -> Void) in try InterruptCleanup.keeping(kept, during: commit) }
+        let outcome = "the import was committed: the store holds the archive, but what follows the commit (the readiness backfill) did not finish"
+        let committing = { (commit: () throws -> Void) in try InterruptCleanup.keeping(kept, committing: outcome, during: commit) }
         let stagingName = String(staging.directory.dropFirst(directory.count + 1))
         let inserted: [String: Int]
         if intoEmptyStore {

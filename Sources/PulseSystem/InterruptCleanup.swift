@@ -24,6 +24,9 @@ public enum InterruptCleanup {
         let lock = NSRecursiveLock()
         /// Guarded by `lock`.
         var paths: Set<String> = []
+        /// What a commit made permanent, once one has (`keeping`): an interruption after it
+        /// must say so, or the user believes nothing happened. Guarded by `lock`.
+        var committed: String?
     }
 
     private static let registry = Registry()
@@ -70,19 +73,23 @@ public enum InterruptCleanup {
     /// succeeds. A signal that arrives meanwhile is acted on after it; one whose removal began
     /// first ends the process before `commit` runs. So a commit can never succeed and then lose
     /// what it recorded, and an interruption before it still removes everything.
-    public static func keeping(_ paths: [String], during commit: () throws -> Void) throws {
+    /// - Parameter outcome: what the commit made permanent, for the announcement of an
+    ///   interruption after it ("the import was committed …").
+    public static func keeping(_ paths: [String], committing outcome: String, during commit: () throws -> Void) throws {
         registry.lock.lock()
         defer { registry.lock.unlock() }
         try commit()
         for path in paths { registry.paths.remove(key(path)) }
+        registry.committed = outcome
     }
 
     /// Blocks `signals` in the calling thread, and so in every thread it starts later, and
     /// starts the thread that waits for them. On the first, it removes every registered path,
-    /// calls `announce` with the signal, and ends the process by that signal (a shell shows
+    /// calls `announce` with the signal and what a commit made permanent before it (if one
+    /// did: the work was not undone, and the announcement must not say it was), and ends the process by that signal (a shell shows
     /// 128 + its number, 130 for Ctrl-C). A signal the caller ignores (`nohup`'s SIGHUP) is
     /// left alone, and so stays ignored. Call it once, first thing.
-    public static func removeOnInterrupt(announce: @escaping @Sendable (Int32) -> Void) {
+    public static func removeOnInterrupt(announce: @escaping @Sendable (_ signal: Int32, _ committed: String?) -> Void) {
         // A blocked signal is queued even when ignored, so an ignored one must stay unblocked.
         let taken = signals.filter { !isIgnored($0) }
         guard !taken.isEmpty else { return }
@@ -95,7 +102,7 @@ public enum InterruptCleanup {
             // Held until the process ends: no path is unregistered halfway through.
             registry.lock.lock()
             for path in registry.paths { removeTree(path) }
-            announce(received)
+            announce(received, registry.committed)
             signal(received, SIG_DFL)
             var only = signalSet([received])
             pthread_sigmask(SIG_UNBLOCK, &only, nil)
