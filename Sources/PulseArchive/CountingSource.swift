@@ -17,6 +17,7 @@ final class CountingSource: ByteSource {
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let n = try base.read(into: buffer)
+        TestPausePoint.reached("read")
         count += Int64(n)
         if count > limits.maxUncompressedBytes {
             throw ArchiveError(

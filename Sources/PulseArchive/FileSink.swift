@@ -14,6 +14,7 @@ public final class FileSink: RewritableSink {
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        TestPausePoint.reached("write")
         try file.write(bytes)
         bytesWritten += Int64(bytes.count)
     }

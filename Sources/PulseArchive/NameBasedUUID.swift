@@ -1,3 +1,5 @@
+import PulseDigest
+
 /// Name-based UUIDs (RFC 9562 version 5): SHA-1 of a namespace and a name. The Android port's
 /// ids that are not UUIDs (`demo-device`, `history:hr:<ms>`) become these, so links survive.
 public enum NameBasedUUID {

@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseSystem
 
 /// One named, ordered step of the store's schema history. Each runs once, in its own
 /// transaction, and is recorded; a store that has run steps this tool does not know was
@@ -130,7 +131,10 @@ package struct StoreMigration: Sendable {
         }
         for (index, migration) in all.prefix(count).enumerated().dropFirst(version) {
             try database.transaction {
-                for statement in migration.sql { try database.execute(statement) }
+                for statement in migration.sql {
+                    TestPausePoint.reached("migration.statement")
+                    try database.execute(statement)
+                }
                 try record.run([.string(migration.name)])
                 try database.execute("PRAGMA user_version = \(index + 1)")
             }
