@@ -131,23 +131,25 @@ struct ReadinessExtremeMathsTests {
         #expect(contributor(hugeBaseline, .restingHeartRate)?.detail == "Resting HR \(greatestDigits) bpm below your baseline")
 
         let load = ReadinessEvaluator.evaluate(ReadinessInputs(sleepScore: 90, priorDayLoadMinutes: greatest, loadBaselineMinutes: .leastNonzeroMagnitude))
-        checkSane(load, "load ratio overflowing")
-        let cases: [(String, ReadinessInputs)] = [
+        // A sleep score and the load alone are too little of the night to score.
+        checkSane(load, "load ratio overflowing", unavailable: .insufficientCoverage)
+        // Negative readings are no signal at all; baselines of 0 are not established.
+        let cases: [(String, ReadinessInputs, UnavailableReason?)] = [
             ("negative extremes", ReadinessInputs(hrv: -greatest, hrvBaseline: established(50), restingHeartRate: -greatest,
                                                   restingHeartRateBaseline: -greatest, sleepScore: Int.min, skinTemperature: -greatest,
-                                                  skinTemperatureBaseline: established(36), priorDayLoadMinutes: -greatest, loadBaselineMinutes: -greatest)),
+                                                  skinTemperatureBaseline: established(36), priorDayLoadMinutes: -greatest, loadBaselineMinutes: -greatest), .noSignals),
             ("greatest everywhere", ReadinessInputs(hrv: greatest, hrvBaseline: established(greatest), restingHeartRate: greatest,
                                                     restingHeartRateBaseline: greatest, sleepScore: Int.max, skinTemperature: greatest,
                                                     skinTemperatureBaseline: established(.leastNonzeroMagnitude), priorDayLoadMinutes: greatest,
-                                                    loadBaselineMinutes: 1)),
+                                                    loadBaselineMinutes: 1), nil),
             ("subnormals", ReadinessInputs(hrv: .leastNonzeroMagnitude, hrvBaseline: established(.leastNormalMagnitude),
                                            restingHeartRate: .leastNonzeroMagnitude, restingHeartRateBaseline: greatest, sleepScore: 0,
                                            skinTemperature: .leastNonzeroMagnitude, skinTemperatureBaseline: established(greatest),
-                                           priorDayLoadMinutes: 0, loadBaselineMinutes: .leastNonzeroMagnitude)),
+                                           priorDayLoadMinutes: 0, loadBaselineMinutes: .leastNonzeroMagnitude), nil),
             ("zeros", ReadinessInputs(hrv: 0, hrvBaseline: established(0), restingHeartRate: 0, restingHeartRateBaseline: 0, sleepScore: 0,
-                                      skinTemperature: 0, skinTemperatureBaseline: established(0), priorDayLoadMinutes: 0, loadBaselineMinutes: 0)),
+                                      skinTemperature: 0, skinTemperatureBaseline: established(0), priorDayLoadMinutes: 0, loadBaselineMinutes: 0), .baselineLearning),
         ]
-        for (note, inputs) in cases { checkSane(ReadinessEvaluator.evaluate(inputs), note) }
+        for (note, inputs, unavailable) in cases { checkSane(ReadinessEvaluator.evaluate(inputs), note, unavailable: unavailable) }
         let greatestEverywhere = ReadinessEvaluator.evaluate(cases[1].1)
         guard case .scored(let s) = greatestEverywhere else {
             Issue.record("greatest everywhere: \(greatestEverywhere), expected a score")
