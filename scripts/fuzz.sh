@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (archive reader, document decoder, ULID parser, readiness maths,
-# the closure pipeline, the age decryptor) with AddressSanitizer and runs each, seeded from
+# the closure pipeline, the age decryptor) with SwiftPM and AddressSanitizer and runs each, seeded from
 # Archives/fuzz-seeds/ (the age target also from files our encrypting sink writes at start).
 #
 #   scripts/fuzz.sh                  # each target for 60 s
@@ -34,42 +34,28 @@ case "$only" in
 esac
 wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
-# The two builds live apart, so one never runs the other's binary by mistake.
+# The two builds live apart, so one never runs the other's binary by mistake. Each is a SwiftPM
+# build of the package's own fuzz targets (`fuzz-<target>` in Package.swift, Tests/Fuzz/<target>/)
+# in a scratch path of its own: optimized, with -enable-testing (the targets' checks use the
+# modules' internals through @testable imports) and -DPULSE_FUZZ (without it a target is a stub,
+# so the plain `swift build` neither links libFuzzer nor fails). SwiftPM parses an executable
+# target as a library under --sanitize=fuzzer, and libFuzzer's main() calls the target's
+# LLVMFuzzerTestOneInput. The binary is linked as $out/<target>, to replay an input with.
 out=.build/fuzz
 [ "$sanitize" = fuzzer ] && out=.build/fuzz-noasan
 mkdir -p "$out/artifacts"
-# Our modules' imports of each other, dropped from the copies below.
-own='PulseSystem|PulseAge|PulseArchive|PulseSQLite|PulseDocuments|Readiness|ReadinessChart|PulseStore|PulseVerify'
-# Builds a target from the sources of the modules named (Sources/<module>) and its own file, as
-# one module: the modules' imports of each other are dropped from copies of the sources, and
-# `-package-name` lets their package declarations see each other as SwiftPM would.
+sanitizers=(--sanitize=fuzzer)
+[ "$sanitize" = fuzzer,address ] && sanitizers+=(--sanitize=address)
 build() {
-    local name=$1 target=$2; shift 2
+    local name=$1
     wanted "$name" || return 0
-    local src="$out/src-$name"
-    rm -rf "$src" && mkdir -p "$src"
-    for module in "$@"; do
-        for file in Sources/"$module"/*.swift; do
-            sed -E "/^import ($own)$/d" "$file" > "$src/$module-$(basename "$file")"
-        done
-    done
     echo "building $name ($sanitize)"
-    swiftc -sanitize="$sanitize" -parse-as-library -O -module-name PulseFuzz -package-name PulseArchive \
-        -I Sources/CZlib -I Sources/CSQLite -I Sources/CCrypto $crypto_cflags -suppress-warnings \
-        "$src"/*.swift "Tests/Fuzz/$target" -lz -lsqlite3 $crypto_libs -o "$out/$name"
+    swift build -c release --scratch-path "$out" "${sanitizers[@]}" -Xswiftc -enable-testing -Xswiftc -DPULSE_FUZZ \
+        --product "fuzz-$name" 2>&1 | { grep -vE "warning: Cannot export local symbol|^\[[0-9]+/[0-9]+\]" || true; }
+    [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "building $name failed" >&2; exit 1; }
+    ln -sf "release/fuzz-$name" "$out/$name"
 }
-# PulseAge (which PulseArchive imports since the age module landed) uses the C module CCrypto:
-# its module map is found through -I Sources/CCrypto, libcrypto's headers and library through
-# pkg-config as SwiftPM does (usually nothing beyond -lcrypto on Linux).
-crypto_cflags=$(pkg-config --cflags libcrypto 2>/dev/null | sed -E 's/(^| )-I/\1-Xcc -I/g') || crypto_cflags=""
-crypto_libs=$(pkg-config --libs libcrypto 2>/dev/null) || crypto_libs=-lcrypto
-[ -n "$crypto_libs" ] || crypto_libs=-lcrypto
-build archive-reader ArchiveReaderFuzz.swift PulseSystem PulseAge PulseArchive
-build document-decoder DocumentDecoderFuzz.swift PulseSystem PulseAge PulseArchive PulseDocuments
-build ulid-parser ULIDFuzz.swift PulseSystem PulseAge PulseArchive
-build readiness ReadinessFuzz.swift PulseSystem PulseAge PulseArchive Readiness ReadinessChart
-build closure-pipeline ClosureFuzz.swift PulseSystem PulseAge PulseArchive PulseDocuments Readiness PulseSQLite PulseStore PulseVerify
-build age-decryptor AgeFuzz.swift PulseSystem PulseAge
+for target in archive-reader document-decoder ulid-parser readiness closure-pipeline age-decryptor; do build "$target"; done
 
 # SEEDS: one or more seed directories, separated by spaces (our paths have none).
 run() {

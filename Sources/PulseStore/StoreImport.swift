@@ -114,6 +114,7 @@ extension PulseStore {
         let staging = try StagingArea(directory: directory + "/" + stagingName)
         let reader = ArchiveReader(input, limits: options.limits, progress: options.progress)
         let summary = try staging.stage(reader)
+        TestPausePoint.reached("import.staged")
         let mode = options.mode ?? .replace
         var backupPath: String?
         let inserted = try applyStaged(staging, summary: summary, mode: mode, intoEmptyStore: wasEmpty, now: options.now, beforeCommit: {
@@ -169,6 +170,7 @@ extension PulseStore {
             inserted = try apply(staging, mode: mode, documentSwap: summary.hasDocuments ? stagingName : nil, committing: committing)
         }
         didCommit()
+        TestPausePoint.reached("import.committed")
         if summary.hasDocuments {
             do {
                 try completePendingDocumentSwaps()

@@ -1,5 +1,6 @@
 import PulseArchive
 import PulseSQLite
+import PulseSystem
 
 /// One named, ordered step of the store's schema history. Each runs once, in its own
 /// transaction, and is recorded; a store that has run steps this tool does not know was
@@ -131,7 +132,10 @@ package struct StoreMigration: Sendable {
         }
         for (index, migration) in all.prefix(count).enumerated().dropFirst(version) {
             try database.transaction {
-                for statement in migration.sql { try database.execute(statement) }
+                for statement in migration.sql {
+                    TestPausePoint.reached("migration.statement")
+                    try database.execute(statement)
+                }
                 try record.run([.string(migration.name)])
                 try database.execute("PRAGMA user_version = \(index + 1)")
             }

@@ -1,5 +1,6 @@
 import Foundation
 import PulseArchive
+import PulseDigest
 import PulseDocuments
 import PulseStore
 import PulseSystem

@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseDigest
 import PulseDocuments
 import PulseSystem
 import PulseStore

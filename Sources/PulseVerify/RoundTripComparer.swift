@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseDigest
 import PulseDocuments
 
 /// Reads a step of the long way back and compares it with what the archive gave: extension

@@ -1,5 +1,4 @@
 import Foundation
-import PulseArchive
 
 /// The `contributorsJSON` string stored with each readiness row (readiness.md §9): a compact
 /// array of the scored contributors in ranked order.
@@ -15,14 +14,14 @@ public enum ContributorsJSON {
         guard encodable else { return "[]" }
         let objects = contributors.map { c -> String in
             var members = [
-                "\"kindRaw\":" + JSONText.quoted(c.kind.rawValue),
-                "\"earned\":" + JSONText.number(c.earned),
-                "\"maxPoints\":" + JSONText.number(c.maxPoints),
-                "\"value\":" + JSONText.number(c.value),
+                "\"kindRaw\":" + ReadinessJSONText.quoted(c.kind.rawValue),
+                "\"earned\":" + ReadinessJSONText.number(c.earned),
+                "\"maxPoints\":" + ReadinessJSONText.number(c.maxPoints),
+                "\"value\":" + ReadinessJSONText.number(c.value),
             ]
-            if let baseline = c.baseline { members.append("\"baseline\":" + JSONText.number(baseline)) }
-            if let deviation = c.deviation { members.append("\"deviation\":" + JSONText.number(deviation)) }
-            members.append("\"detail\":" + JSONText.quoted(c.detail))
+            if let baseline = c.baseline { members.append("\"baseline\":" + ReadinessJSONText.number(baseline)) }
+            if let deviation = c.deviation { members.append("\"deviation\":" + ReadinessJSONText.number(deviation)) }
+            members.append("\"detail\":" + ReadinessJSONText.quoted(c.detail))
             return "{" + members.joined(separator: ",") + "}"
         }
         return "[" + objects.joined(separator: ",") + "]"

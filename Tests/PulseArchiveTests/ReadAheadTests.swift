@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PulseArchive
 import PulseSystem
+@testable import PulseTestSupport
 
 /// An endless source that counts its reads, or fails at a given read.
 private final class CountingTestSource: ByteSource, @unchecked Sendable {
@@ -45,9 +46,8 @@ struct ReadAheadTests {
             var buffer = [UInt8](repeating: 0, count: 16)
             _ = try buffer.withUnsafeMutableBytes { try readAhead.read(into: $0) }
         }
-        let afterRelease = source.readCount
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(source.readCount == afterRelease, "the thread kept reading after the reader was released")
-        #expect(afterRelease <= 5)
+        // Releasing the reader joined its thread: whatever it read, it read before the release
+        // returned, so the count is final here (no waiting to see whether it moves).
+        #expect(source.readCount <= 5, "the thread read \(source.readCount) chunks ahead of a reader that took one")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PulseArchive
+@testable import PulseTestSupport
 
 @Suite("Archive round trips")
 struct RoundTripTests {

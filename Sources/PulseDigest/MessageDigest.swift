@@ -1,0 +1,35 @@
+import CCrypto
+
+/// One-shot message digests through libcrypto, for callers outside the age format that need a
+/// standard hash of bytes in memory: SHA-1 for name-based UUIDs (RFC 9562 version 5 requires it)
+/// and for fingerprints that find changes (not for security), SHA-256 where a secure hash is wanted.
+public enum MessageDigest {
+    public static func sha1(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, sha1Algorithm, length: 20) }
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, sha256Algorithm, length: 32) }
+
+    // Fetched once: OpenSSL 3 otherwise looks the implementation up in its providers on every
+    // call, which cost `diff` (a digest per row) more than the hashing. A fetched algorithm is
+    // immutable and may be used from any thread.
+    private nonisolated(unsafe) static let sha1Algorithm = fetch("SHA1")
+    private nonisolated(unsafe) static let sha256Algorithm = fetch("SHA256")
+
+    private static func fetch(_ name: String) -> OpaquePointer? {
+        guard let algorithm = EVP_MD_fetch(nil, name, nil) else {
+            fatalError("libcrypto has no \(name): \(DigestFailure.reason())")
+        }
+        return algorithm
+    }
+
+    private static func digest(_ bytes: [UInt8], _ algorithm: OpaquePointer?, length: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: length)
+        var written: UInt32 = 0
+        let ok = bytes.withUnsafeBytes { input in
+            out.withUnsafeMutableBytes { output in
+                EVP_Digest(input.baseAddress, input.count, output.bindMemory(to: UInt8.self).baseAddress, &written, algorithm, nil)
+            }
+        }
+        // Only a libcrypto without its default provider fails here; nothing can go on without it.
+        guard ok == 1, written == UInt32(length) else { fatalError("libcrypto's digest failed: \(DigestFailure.reason())") }
+        return out
+    }
+}

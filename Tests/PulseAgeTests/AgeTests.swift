@@ -1,0 +1,316 @@
+import Foundation
+import PulseAge
+import Testing
+
+/// The age module beyond the test vectors: round trips, keys and key files, the refusals.
+@Suite struct AgeTests {
+    static let sizes = [0, 1, 65_535, 65_536, 65_537, 3 * 65_536]
+    static let testkitIdentity = "AGE-SECRET-KEY-1EGTZVFFV20835NWYV6270LXYVK2VKNX2MMDKWYKLMGR48UAWX40Q2P2LM0"
+
+    /// The size of an age payload: nonce, then each chunk and its tag (one empty chunk at least).
+    static func payloadSize(_ plaintext: Int) -> Int {
+        let chunks = max(1, (plaintext + 65_535) / 65_536)
+        return 16 + plaintext + 16 * chunks
+    }
+
+    static func headerLength(_ file: [UInt8]) -> Int {
+        let marker = Array("\n--- ".utf8)
+        let start = (0...(file.count - marker.count)).first { Array(file[$0..<$0 + marker.count]) == marker }!
+        return file[start...].firstIndex(of: 0x0a, after: 1)! + 1
+    }
+
+    @Test func x25519RoundTripsAcrossSizesForOneAndTwoRecipients() throws {
+        let alice = try AgeX25519Identity.generate()
+        let bob = try AgeX25519Identity.generate()
+        let stranger = try AgeX25519Identity.generate()
+        for size in Self.sizes {
+            let plaintext = AgeTest.pattern(size)
+            let one = try AgeTest.encrypt(plaintext, recipients: [alice.recipient], writeSize: 40_000)
+            #expect(one.starts(with: Array("age-encryption.org/v1\n-> X25519 ".utf8)))
+            #expect(one.count == Self.headerLength(one) + Self.payloadSize(size), "size \(size)")
+            let opened = AgeTest.decrypt(one, keys: AgeKeys(identities: [alice]))
+            #expect(opened.error == nil && AgeTest.same(opened.plaintext, plaintext), "size \(size): \(String(describing: opened.error))")
+
+            let two = try AgeTest.encrypt(plaintext, recipients: [alice.recipient, bob.recipient])
+            for identity in [alice, bob] {
+                let result = AgeTest.decrypt(two, keys: AgeKeys(identities: [stranger, identity]), readSize: 65_536)
+                #expect(result.error == nil && AgeTest.same(result.plaintext, plaintext), "size \(size), two recipients")
+            }
+            let refused = AgeTest.decrypt(two, keys: AgeKeys(identities: [stranger]), name: "two.age")
+            #expect(refused.error?.kind == .noIdentityMatches)
+            #expect(refused.error?.message.contains("X25519 ×2") == true, "\(String(describing: refused.error))")
+            #expect(refused.plaintext.isEmpty)
+        }
+    }
+
+    @Test func passphraseRoundTripsAcrossSizes() throws {
+        for size in Self.sizes {
+            let plaintext = AgeTest.pattern(size)
+            let file = try AgeTest.encrypt(plaintext, passphrase: "correct horse", workFactor: 10)
+            #expect(file.starts(with: Array("age-encryption.org/v1\n-> scrypt ".utf8)))
+            var asked = 0
+            let result = AgeTest.decrypt(file, keys: AgeKeys(passphrase: { asked += 1; return Array("correct horse".utf8) }))
+            #expect(result.error == nil && AgeTest.same(result.plaintext, plaintext), "size \(size)")
+            #expect(asked == 1)
+        }
+    }
+
+    @Test func passphraseDefaultsToWorkFactor18AndRefusesWrongOrMissingKeys() throws {
+        let sink = AgeBytesSink()
+        let encryptor = try AgeEncryptingSink(output: sink, passphrase: Array("tr0ub4dor&3".utf8))
+        try Array("hello".utf8).withUnsafeBytes { try encryptor.write($0) }
+        try encryptor.finish()
+        #expect(sink.finished)
+        let firstLines = String(decoding: sink.bytes.prefix(60), as: UTF8.self).split(separator: "\n")
+        #expect(firstLines[1].hasSuffix(" 18"), "\(firstLines[1])")
+
+        let right = AgeTest.decrypt(sink.bytes, keys: AgeKeys(passphrase: { Array("tr0ub4dor&3".utf8) }))
+        #expect(right.plaintext == Array("hello".utf8) && right.error == nil)
+        let wrong = AgeTest.decrypt(sink.bytes, keys: AgeKeys(passphrase: { Array("hunter22".utf8) }), name: "backup.age")
+        #expect(wrong.error?.kind == .wrongPassphrase)
+        #expect(wrong.error?.message.contains("backup.age") == true)
+        #expect(wrong.error?.message.contains("hunter22") == false)
+        let identityOnly = AgeTest.decrypt(sink.bytes, keys: AgeKeys(identities: [try .generate()]))
+        #expect(identityOnly.error?.kind == .noIdentityMatches)
+        #expect(identityOnly.error?.message.contains("passphrase") == true)
+
+        // A file for a recipient does not ask for the passphrase.
+        let x25519File = try AgeTest.encrypt([1, 2, 3], recipients: [try AgeX25519Identity.generate().recipient])
+        var asked = false
+        let passphraseOnly = AgeTest.decrypt(x25519File, keys: AgeKeys(passphrase: { asked = true; return [1] }))
+        #expect(passphraseOnly.error?.kind == .noIdentityMatches && !asked)
+    }
+
+    // No scrypt ran: the passphrase, which scrypt needs, was never asked for (not timed).
+    @Test func workFactorAbove22IsRefusedBeforeAnyWork() throws {
+        let vector = Array(try Data(contentsOf: URL(fileURLWithPath: AgeTest.testkit + "/scrypt_work_factor_23")))
+        let body = Array(vector[(vector.indices.first { vector[$0] == 0x0a && vector[$0 + 1] == 0x0a }! + 2)...])
+        var asked = 0
+        let result = AgeTest.decrypt(body, keys: AgeKeys(passphrase: { asked += 1; return Array("password".utf8) }), name: "wf23.age")
+        #expect(result.error?.kind == .workFactorTooLarge)
+        #expect(result.error?.message.contains("23") == true)
+        // The passphrase is asked for only after the work factor passed: no scrypt ran.
+        #expect(asked == 0)
+        #expect(throws: AgeError.self) { try AgeEncryptingSink(output: AgeBytesSink(), passphrase: [1], workFactor: 23) }
+    }
+
+    @Test func bech32KnownAnswersAndRoundTrips() throws {
+        // RFC 7748 §6.1: Alice's key pair; the Bech32 strings computed from BIP 173's reference.
+        let alice = try AgeX25519Identity(bech32: "AGE-SECRET-KEY-1WURK6ZNNRZJH60QKC9E9RVNXGH05CTU8A0QFJ243WLA628DE9S4QRFH26J")
+        #expect(alice.recipient.bech32 == "age1s5s0qzvfxzn4gayt0hwtg0hhtgxm7wsdycup4a8t5j5ca25mfe4qt4hs7q")
+        #expect(alice.recipient == (try AgeX25519Recipient(bech32: "age1s5s0qzvfxzn4gayt0hwtg0hhtgxm7wsdycup4a8t5j5ca25mfe4qt4hs7q")))
+        #expect(alice.bech32Encoded() == "AGE-SECRET-KEY-1WURK6ZNNRZJH60QKC9E9RVNXGH05CTU8A0QFJ243WLA628DE9S4QRFH26J")
+
+        let testkit = try AgeX25519Identity(bech32: Self.testkitIdentity)
+        #expect(testkit.bech32Encoded() == Self.testkitIdentity)
+        #expect(testkit.recipient.bech32.hasPrefix("age1") && testkit.recipient.bech32.count == 62)
+        #expect(try AgeX25519Recipient(bech32: testkit.recipient.bech32) == testkit.recipient)
+
+        let fresh = try AgeX25519Identity.generate()
+        let reparsed = try AgeX25519Identity(bech32: fresh.bech32Encoded())
+        #expect(reparsed.recipient == fresh.recipient)
+        #expect(fresh.recipient != testkit.recipient)
+
+        // Strict decoding: a changed character (checksum), mixed case, the wrong prefix.
+        var flipped = Array(Self.testkitIdentity)
+        flipped[30] = flipped[30] == "Q" ? "P" : "Q"
+        for bad in [String(flipped), "AGE-SECRET-KEY-1egtzvffv20835NWYV6270LXYVK2VKNX2MMDKWYKLMGR48UAWX40Q2P2LM0", alice.recipient.bech32] {
+            #expect(throws: AgeError.self) { try AgeX25519Identity(bech32: bad) }
+        }
+        #expect(throws: AgeError.self) { try AgeX25519Recipient(bech32: "age1s5s0qzvfxzn4gayt0hwtg0hhtgxm7wsdycup4a8t5j5ca25mfe4qt4hs7p") }
+        #expect(throws: AgeError.self) { try AgeX25519Recipient(bech32: Self.testkitIdentity) }
+        do {
+            _ = try AgeX25519Recipient(bech32: "age1pq1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq")
+        } catch {
+            #expect(error.kind == .recipientSyntax && error.message.contains("post-quantum"))
+        }
+    }
+
+    @Test func identityFileErrorsGiveALineNumberNeverTheContent() throws {
+        let key = try AgeX25519Identity.generate()
+        let good = "# created: 2026-01-01T00:00:00Z\r\n# public key: \(key.recipient.bech32)\r\n\(key.bech32Encoded())\r\n\n"
+        let parsed = try AgeIdentityFile.parse(Array(good.utf8), name: "key.txt")
+        #expect(parsed.count == 1 && parsed[0].recipient == key.recipient)
+
+        var typo = Array(key.bech32Encoded())
+        typo[20] = typo[20] == "Q" ? "P" : "Q"
+        let bad = "# comment\n\n\(key.bech32Encoded())\n\(String(typo))\n"
+        do {
+            _ = try AgeIdentityFile.parse(Array(bad.utf8), name: "key.txt")
+            Issue.record("a bad line parsed")
+        } catch {
+            #expect(error.kind == .identityFileSyntax)
+            #expect(error.message.contains("key.txt") && error.message.contains("line 4"))
+            #expect(!error.message.contains(String(typo)) && !error.message.contains(String(typo.dropFirst(16).prefix(12))))
+        }
+        do {
+            _ = try AgeIdentityFile.parse(Array("AGE-SECRET-KEY-PQ-1HZLGZUPT4ETPKDEV8HSGFDCYZ4E522W0A7PU2LHT8EH9W6YLNC3SW78XKG\n".utf8), name: "pq.txt")
+            Issue.record("a post-quantum identity parsed")
+        } catch {
+            #expect(error.kind == .unsupportedIdentity && error.message.contains("AGE-SECRET-KEY-PQ-1") && error.message.contains("line 1"))
+            #expect(!error.message.contains("HZLGZUPT"))
+        }
+        do {
+            _ = try AgeIdentityFile.parse(Array("AGE-PLUGIN-YUBIKEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\n".utf8), name: "yk.txt")
+            Issue.record("a plugin identity parsed")
+        } catch {
+            #expect(error.kind == .unsupportedIdentity && error.message.contains("AGE-PLUGIN-YUBIKEY-1"))
+        }
+        #expect(throws: AgeError(.identityFileSyntax, "empty.txt: no identity in the file (expected AGE-SECRET-KEY-1… lines)")) {
+            try AgeIdentityFile.parse(Array("# nothing\n".utf8), name: "empty.txt")
+        }
+    }
+
+    @Test func recipientsFileParsesAndRefusesASecretWithoutShowingIt() throws {
+        let a = try AgeX25519Identity.generate(), b = try AgeX25519Identity.generate()
+        let parsed = try AgeRecipientsFile.parse(Array("# team\n\(a.recipient.bech32)\n\n  \(b.recipient.bech32)  \n".utf8), name: "r.txt")
+        #expect(parsed == [a.recipient, b.recipient])
+        do {
+            _ = try AgeRecipientsFile.parse(Array("\(a.recipient.bech32)\n\(b.bech32Encoded())\n".utf8), name: "r.txt")
+            Issue.record("a secret key was taken as a recipient")
+        } catch {
+            #expect(error.kind == .recipientSyntax && error.message.contains("r.txt, line 2"))
+            #expect(!error.message.contains(b.bech32Encoded()))
+        }
+    }
+
+    /// A five-chunk file (the final chunk full, so that data after it is told from damage to
+    /// it), cut, extended and damaged: each its own kind, each releasing only the plaintext of
+    /// the chunks that checked.
+    @Test func cutTrailingAndFlippedFilesEachGiveTheirOwnKind() throws {
+        let identity = try AgeX25519Identity.generate()
+        let plaintext = AgeTest.pattern(5 * 65_536)
+        let file = try AgeTest.encrypt(plaintext, recipients: [identity.recipient])
+        let keys = AgeKeys(identities: [identity])
+        let payloadStart = Self.headerLength(file) + 16
+        let sealed = 65_536 + 16
+
+        let whole = AgeTest.decrypt(file, keys: keys)
+        #expect(whole.error == nil && AgeTest.same(whole.plaintext, plaintext))
+
+        // Cut at a chunk boundary: no final chunk.
+        let cut = AgeTest.decrypt(Array(file.prefix(payloadStart + 4 * sealed)), keys: keys, name: "cut.age")
+        #expect(cut.error?.kind == .truncated, "\(String(describing: cut.error))")
+        #expect(cut.error?.message.contains("cut.age") == true)
+        #expect(cut.plaintext.count == 4 * 65_536 && AgeTest.same(cut.plaintext, Array(plaintext.prefix(4 * 65_536))))
+
+        // Cut inside the last chunk: its tag cannot check.
+        let cutInside = AgeTest.decrypt(Array(file.dropLast(10)), keys: keys)
+        #expect(cutInside.error?.kind == .badChunk)
+        // Data after a short final chunk cannot be told from damage to it.
+        let short = try AgeTest.encrypt(AgeTest.pattern(1000), recipients: [identity.recipient])
+        #expect(AgeTest.decrypt(short + [0], keys: keys).error?.kind == .badChunk)
+
+        // Data after the final chunk: all plaintext released, then the refusal.
+        let trailing = AgeTest.decrypt(file + [0], keys: keys, name: "long.age")
+        #expect(trailing.error?.kind == .trailingData)
+        #expect(trailing.plaintext.count == plaintext.count && AgeTest.same(trailing.plaintext, plaintext))
+
+        // One bit flipped in the last chunk: the first four chunks only, and where it failed.
+        var flipped = file
+        flipped[file.count - 30] ^= 0x01
+        let damaged = AgeTest.decrypt(flipped, keys: keys, name: "flip.age")
+        #expect(damaged.error?.kind == .badChunk)
+        #expect(damaged.error?.message.contains("flip.age: chunk 4 at offset \(payloadStart + 4 * sealed)") == true, "\(String(describing: damaged.error))")
+        #expect(damaged.plaintext.count == 4 * 65_536 && AgeTest.same(damaged.plaintext, Array(plaintext.prefix(4 * 65_536))))
+
+        // Damage in the header's stanza is caught by its MAC or the unwrap, before any payload.
+        var header = file
+        header[payloadStart - 20] ^= 0x01
+        let badHeader = AgeTest.decrypt(header, keys: keys)
+        #expect(badHeader.error != nil && badHeader.plaintext.isEmpty)
+    }
+
+    @Test func headerMACMismatchIsItsOwnKind() throws {
+        let identity = try AgeX25519Identity.generate()
+        let file = try AgeTest.encrypt(Array("payload".utf8), recipients: [identity.recipient])
+        // Rewrite the MAC with another canonical value: parse still passes, the MAC does not.
+        let length = Self.headerLength(file)
+        var changed = file
+        let macStart = length - 1 - 43
+        changed[macStart] = changed[macStart] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let result = AgeTest.decrypt(changed, keys: AgeKeys(identities: [identity]), name: "mac.age")
+        #expect(result.error?.kind == .headerMAC)
+        #expect(result.plaintext.isEmpty)
+    }
+
+    @Test func decryptingReadsOnlyWhatItNeedsAndCountsTheFileBytes() throws {
+        let identity = try AgeX25519Identity.generate()
+        let plaintext = AgeTest.pattern(20 * 65_536)
+        let file = try AgeTest.encrypt(plaintext, recipients: [identity.recipient])
+        let raw = AgeBytesSource(file, step: 4096)
+        let source = try AgeDecryptingSource(source: raw, name: "big.age", keys: AgeKeys(identities: [identity]))
+        // The header is read through one 64 KiB buffer: nothing beyond it yet.
+        #expect(raw.position <= 64 * 1024)
+        #expect(source.ciphertextBytesRead == Int64(raw.position))
+        var buffer = [UInt8](repeating: 0, count: 1)
+        _ = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+        #expect(raw.position <= 2 * 64 * 1024 + 16)
+        var total = 1
+        var big = [UInt8](repeating: 0, count: 100_000)
+        while true {
+            let count = try big.withUnsafeMutableBytes { try source.read(into: $0) }
+            if count == 0 { break }
+            total += count
+        }
+        #expect(total == plaintext.count)
+        #expect(source.ciphertextBytesRead == Int64(file.count))
+    }
+
+    @Test func sniffingAndTheHeaderSummaryWithoutAKey() throws {
+        let a = try AgeX25519Identity.generate(), b = try AgeX25519Identity.generate()
+        let file = try AgeTest.encrypt([1, 2, 3], recipients: [a.recipient, b.recipient])
+        #expect(AgeFormat.looksLikeAge(Array(file.prefix(64))))
+        #expect(AgeFormat.looksLikeAge(Array("\n  \r\n-----BEGIN AGE ENCRYPTED FILE-----\nYWdl".utf8)))
+        #expect(!AgeFormat.looksLikeAge([0x1f, 0x8b, 0x08, 0x00]))
+        #expect(!AgeFormat.looksLikeAge(Array("{\"formatVersion\": 2}".utf8)))
+        #expect(!AgeFormat.looksLikeAge(Array("garbage\n-----BEGIN AGE ENCRYPTED FILE-----\n".utf8)))
+
+        let summary = try AgeFormat.readHeaderSummary(from: AgeBytesSource(file), name: "two.age")
+        #expect(summary == AgeHeaderSummary(stanzaTypes: ["X25519", "X25519"], armored: false))
+        #expect(summary.stanzaCount == 2)
+
+        let armored = Array(try Data(contentsOf: URL(fileURLWithPath: AgeTest.testkit + "/armor_scrypt")))
+        let body = Array(armored[(armored.indices.first { armored[$0] == 0x0a && armored[$0 + 1] == 0x0a }! + 2)...])
+        #expect(AgeFormat.looksLikeAge(body))
+        let armoredSummary = try AgeFormat.readHeaderSummary(from: AgeBytesSource(body), name: "a.age")
+        #expect(armoredSummary == AgeHeaderSummary(stanzaTypes: ["scrypt"], armored: true))
+
+        #expect(throws: AgeError.self) { try AgeFormat.readHeaderSummary(from: AgeBytesSource(Array("age-encryption.org/v1\n-> X25519\n".utf8)), name: "cut.age") }
+    }
+
+    /// Found while writing the age-decryptor fuzz target's sniffing invariant (a file that
+    /// decrypts is recognised by `looksLikeAge`): the armor reader counted a CRLF line of
+    /// whitespace before the armor as one byte less than it is, so a file with more than
+    /// 1 024 bytes of CRLF whitespace decrypted while `looksLikeAge` (the readers' sniffing)
+    /// did not recognise it. Both now count the bytes: at most 1 024, whatever the line ends.
+    @Test func whitespaceBeforeTheArmorCountsEveryByteAsTheSniffingDoes() throws {
+        let vector = Array(try Data(contentsOf: URL(fileURLWithPath: AgeTest.testkit + "/armor_x25519")))
+        let armor = Array(vector[(vector.indices.first { vector[$0] == 0x0a && vector[$0 + 1] == 0x0a }! + 2)...])
+        let keys = AgeKeys(identities: [try AgeX25519Identity(bech32: Self.testkitIdentity)])
+        for (lines, accepted) in [(512, true), (513, false), (600, false)] {
+            let file = Array(repeating: Array("\r\n".utf8), count: lines).flatMap { $0 } + armor
+            #expect(AgeFormat.looksLikeAge(Array(file.prefix(1100))) == accepted, "\(lines) CRLF lines")
+            let result = AgeTest.decrypt(file, keys: keys, name: "crlf.age")
+            if accepted {
+                #expect(result.error == nil, "\(lines) CRLF lines: \(result.error.map { "\($0)" } ?? "")")
+            } else {
+                #expect(result.error?.kind == .armor, "\(lines) CRLF lines")
+                #expect(result.error?.message.contains("too much whitespace before the armor") == true)
+                #expect(result.plaintext.isEmpty)
+            }
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    fileprivate func firstIndex(of byte: UInt8, after offset: Int) -> Int? {
+        self[offset...].firstIndex(of: byte)
+    }
+}
+
+extension ArraySlice where Element == UInt8 {
+    fileprivate func firstIndex(of byte: UInt8, after offset: Int) -> Int? {
+        self[(startIndex + offset)...].firstIndex(of: byte)
+    }
+}

@@ -1,0 +1,302 @@
+import Foundation
+import Testing
+@testable import PulseArchive
+@testable import PulseStore
+@testable import PulseTestSupport
+@testable import PulseStoreTestSupport
+
+/// Encrypted archives through the built binary, and both ways against the real `age` tool
+/// (`.ci/run` installs it, and `script` for a pseudo-terminal to type passphrases into it).
+@Suite("Encrypted archives")
+struct EncryptionCLITests {
+    /// A shell line with `$PA` the built binary; fails the test when it exits non-zero and
+    /// `expectingSuccess`.
+    @discardableResult
+    static func sh(_ script: String, in dir: TemporaryDirectory, environment: [String: String] = [:], expectingSuccess: Bool = true) throws -> CLI.Result {
+        let process = CLI.process([], environment: environment, in: dir.path)
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script]
+        process.environment?["PA"] = CLI.executable
+        let result = try CLI.collect(process)
+        if expectingSuccess { #expect(result.exitCode == 0, "\(script): \(result.stderr)") }
+        return result
+    }
+
+    static func bytes(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }
+
+    /// A store, a key made by our keygen, and a plain export at a fixed time.
+    struct Fixture {
+        let dir = TemporaryDirectory()
+        let publicKey: String
+
+        init(days: Int = 6) throws {
+            try StoreFixtures.demoStore(dir.file("store"), days: days)
+            publicKey = try sh("\"$PA\" keygen -o key.txt", in: dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            try sh("\"$PA\" export --store store -o plain.json.gz", in: dir, environment: ["SOURCE_DATE_EPOCH": "1773600000"])
+        }
+
+        var environment: [String: String] { ["SOURCE_DATE_EPOCH": "1773600000"] }
+    }
+
+    @Test("keygen writes age's identity-file format, 0600, never over a file; -y and age-keygen -y agree")
+    func keygen() throws {
+        let f = try Fixture()
+        let text = String(decoding: Self.bytes(f.dir.file("key.txt")), as: UTF8.self)
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("# created: 20"))
+        #expect(lines[1] == "# public key: \(f.publicKey)")
+        #expect(lines[2].hasPrefix("AGE-SECRET-KEY-1"))
+        #expect(f.publicKey.hasPrefix("age1"))
+        #expect(StoreFixtures.mode(f.dir.file("key.txt")) == 0o600)
+        #expect(try Self.sh("age-keygen -y key.txt", in: f.dir).stdout == f.publicKey + "\n")
+        #expect(try Self.sh("\"$PA\" keygen -y key.txt", in: f.dir).stdout == f.publicKey + "\n")
+        let again = try Self.sh("\"$PA\" keygen -o key.txt", in: f.dir, expectingSuccess: false)
+        #expect(again.exitCode == 1)
+        #expect(again.stderr.contains("already exists"))
+        #expect(String(decoding: Self.bytes(f.dir.file("key.txt")), as: UTF8.self) == text)
+        let toStdout = try Self.sh("\"$PA\" keygen", in: f.dir)
+        #expect(toStdout.stdout.contains("AGE-SECRET-KEY-1"))
+        #expect(toStdout.stderr.hasPrefix("Public key: age1"))
+        // An age-keygen key works with ours.
+        try Self.sh("age-keygen -o theirs.txt 2>/dev/null && \"$PA\" keygen -y theirs.txt | grep -q '^age1'", in: f.dir)
+    }
+
+    @Test("our X25519 export decrypts with age -d to exactly the plain export's gzip stream, which gunzip and inspect read")
+    func ourRecipientExportOpensWithAge() throws {
+        let f = try Fixture()
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age --recipient \(f.publicKey)", in: f.dir, environment: f.environment)
+        #expect(Self.bytes(f.dir.file("enc.json.gz.age")).starts(with: Array("age-encryption.org/v1\n-> X25519 ".utf8)))
+        #expect(StoreFixtures.mode(f.dir.file("enc.json.gz.age")) == 0o600)
+        try Self.sh("age -d -i key.txt -o dec.json.gz enc.json.gz.age", in: f.dir)
+        #expect(Self.bytes(f.dir.file("dec.json.gz")) == Self.bytes(f.dir.file("plain.json.gz")))
+        try Self.sh("gunzip -t dec.json.gz && \"$PA\" inspect dec.json.gz >/dev/null", in: f.dir)
+        // And ours reads it, from the file and from a pipe.
+        let inspected = try Self.sh("\"$PA\" inspect enc.json.gz.age -i key.txt --json", in: f.dir)
+        #expect(inspected.json["encrypted"] as? Bool == true)
+        try Self.sh("age -d -i key.txt enc.json.gz.age | \"$PA\" import - --store fromPipe --no-backfill -q >/dev/null", in: f.dir)
+        try Self.sh("cat enc.json.gz.age | \"$PA\" import - -i key.txt --store fromEncryptedPipe --no-backfill -q >/dev/null", in: f.dir)
+        let original = try StoreSnapshot(store: f.dir.file("store"))
+        #expect(try StoreSnapshot(store: f.dir.file("fromPipe")).sameContent(as: original))
+        #expect(try StoreSnapshot(store: f.dir.file("fromEncryptedPipe")).sameContent(as: original))
+    }
+
+    @Test("our passphrase export decrypts with age -d (typed on a pseudo-terminal) to the plain export's bytes")
+    func ourPassphraseExportOpensWithAge() throws {
+        let f = try Fixture()
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age --passphrase", in: f.dir,
+                    environment: f.environment.merging(["PULSE_ARCHIVE_PASSPHRASE": "correct horse battery"]) { $1 })
+        #expect(Self.bytes(f.dir.file("enc.json.gz.age")).starts(with: Array("age-encryption.org/v1\n-> scrypt ".utf8)))
+        // The work factor we write: 18.
+        #expect(String(decoding: Self.bytes(f.dir.file("enc.json.gz.age")).prefix(80), as: UTF8.self).split(separator: "\n")[1].hasSuffix(" 18"))
+        try Self.sh("printf 'correct horse battery\\n' | script -qec 'age -d -o dec.json.gz enc.json.gz.age' /dev/null >/dev/null", in: f.dir)
+        #expect(Self.bytes(f.dir.file("dec.json.gz")) == Self.bytes(f.dir.file("plain.json.gz")))
+        // --passphrase-file: its first line, without the line ending.
+        f.dir.write("pass.txt", "correct horse battery\r\nsecond line\n")
+        try Self.sh("chmod 600 pass.txt && \"$PA\" export --store store -o enc2.json.gz.age --passphrase-file pass.txt", in: f.dir, environment: f.environment)
+        try Self.sh("printf 'correct horse battery\\n' | script -qec 'age -d -o dec2.json.gz enc2.json.gz.age' /dev/null >/dev/null", in: f.dir)
+        #expect(Self.bytes(f.dir.file("dec2.json.gz")) == Self.bytes(f.dir.file("plain.json.gz")))
+    }
+
+    @Test("archives encrypted by age -e -r, -R, -a and -p import with ours")
+    func ageEncryptedArchivesImport() throws {
+        let f = try Fixture()
+        f.dir.write("recipients.txt", "# mine\n\(f.publicKey)\n")
+        try Self.sh("age -e -r \(f.publicKey) -o r.age plain.json.gz && age -e -R recipients.txt -o R.age plain.json.gz && age -e -a -r \(f.publicKey) -o a.age plain.json.gz", in: f.dir)
+        try Self.sh("printf 'from the age tool\\nfrom the age tool\\n' | script -qec 'age -p -o p.age plain.json.gz' /dev/null >/dev/null", in: f.dir)
+        f.dir.write("pass.txt", "from the age tool\n")
+        let original = try StoreSnapshot(store: f.dir.file("store"))
+        for (file, key) in [("r.age", "-i key.txt"), ("R.age", "-i key.txt"), ("a.age", "-i key.txt"), ("p.age", "--passphrase-file pass.txt")] {
+            try Self.sh("chmod 600 pass.txt; \"$PA\" import \(file) \(key) --store s-\(file) --no-backfill -q >/dev/null", in: f.dir)
+            #expect(try StoreSnapshot(store: f.dir.file("s-\(file)")).sameContent(as: original), "\(file)")
+        }
+    }
+
+    @Test("without a key: inspect shows the header and says a key is needed, verify cannot vouch; both exit 1")
+    func withoutAKey() throws {
+        let f = try Fixture()
+        try Self.sh("age -e -r \(f.publicKey) -r \(f.publicKey) -o two.age plain.json.gz", in: f.dir)
+        let inspected = try Self.sh("\"$PA\" inspect two.age </dev/null", in: f.dir, expectingSuccess: false)
+        #expect(inspected.exitCode == 1)
+        #expect(inspected.stderr.contains("two.age is encrypted with age (2 recipient stanzas: X25519, X25519)"), "\(inspected.stderr)")
+        #expect(inspected.stderr.contains("--identity"))
+        let verified = try Self.sh("\"$PA\" verify two.age --json </dev/null", in: f.dir, expectingSuccess: false)
+        #expect(verified.exitCode == 1)
+        #expect(verified.json["ok"] as? Bool == false)
+        #expect(verified.stdout.contains("cannot vouch for an archive it cannot read"))
+    }
+
+    @Test("no option takes a secret as its value; a passphrase never shows in a message")
+    func noSecretOnTheCommandLine() throws {
+        let f = try Fixture()
+        let given = try Self.sh("\"$PA\" export --store store --passphrase hunter2", in: f.dir, expectingSuccess: false)
+        #expect(given.exitCode == 64)
+        for command in ["export", "import", "inspect", "verify", "diff", "prune"] {
+            let help = try Self.sh("\"$PA\" \(command) --help", in: f.dir).stdout
+            #expect(!help.contains("--passphrase <"), "\(command)")
+            #expect(!help.contains("--identity <key"), "\(command)")
+        }
+        try Self.sh("\"$PA\" export --store store -o enc.age --passphrase", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "the right one"])
+        let wrong = try Self.sh("\"$PA\" inspect enc.age", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "a wrong secret"], expectingSuccess: false)
+        #expect(wrong.exitCode == 1)
+        #expect(wrong.stderr.contains("enc.age: wrong passphrase"))
+        #expect(!wrong.stderr.contains("a wrong secret") && !wrong.stderr.contains("the right one"))
+        let empty = try Self.sh("\"$PA\" export --store store -o e.age --passphrase", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": ""], expectingSuccess: false)
+        #expect(empty.exitCode == 1)
+        #expect(empty.stderr.contains("empty passphrase is refused"))
+        #expect(!FileManager.default.fileExists(atPath: f.dir.file("e.age")))
+    }
+
+    @Test("an identity file readable by others gets a warning naming it and chmod 600")
+    func sharedIdentityFileWarns() throws {
+        let f = try Fixture()
+        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && chmod 644 key.txt", in: f.dir)
+        let result = try Self.sh("\"$PA\" inspect enc.age -i key.txt", in: f.dir)
+        #expect(result.stderr.contains("warning: key.txt holds a secret and can be read by others than its owner: chmod 600 key.txt"))
+    }
+
+    /// Each refusal of point 5: its own message naming the file, exit 1, the store untouched.
+    @Test("each refusal has its own message, exit 1, and leaves the store byte-identical")
+    func refusals() throws {
+        let f = try Fixture(days: 40)
+        let database = f.dir.file("store") + "/pulse.sqlite"
+        let before = Self.bytes(database)
+        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && \"$PA\" keygen -o other.txt >/dev/null", in: f.dir)
+        try Self.sh("\"$PA\" export --store store -o pass.age --passphrase", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "the right one"])
+        let encrypted = Self.bytes(f.dir.file("enc.age"))
+        // The payload starts after the header's last line ("--- <mac>\n") and the 16-byte nonce.
+        let macLine = try #require(encrypted.indices.first { encrypted[$0...].starts(with: Array("\n--- ".utf8)) }) + 1
+        let headerEnd = try #require(encrypted[macLine...].firstIndex(of: 0x0A)) + 1
+        let chunkCount = (encrypted.count - headerEnd - 16 + 65_551) / 65_552
+        #expect(chunkCount >= 3, "the archive should span several chunks")
+        var lastChunkFlipped = encrypted
+        lastChunkFlipped[encrypted.count - 20] ^= 0x01
+        var macChanged = encrypted
+        let macStart = macLine + 4
+        macChanged[macStart] = macChanged[macStart] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        var headerDamaged = encrypted
+        headerDamaged[22] = UInt8(ascii: "?")  // in "-> X25519 …"
+        let cut = Array(encrypted.prefix(headerEnd + 16 + 2 * 65_552))
+        f.dir.write("flipped.age", Data(lastChunkFlipped))
+        f.dir.write("mac.age", Data(macChanged))
+        f.dir.write("header.age", Data(headerDamaged))
+        f.dir.write("cut.age", Data(cut))
+        f.dir.write("bad-identity.txt", "# a comment\nAGE-SECRET-KEY-1NOTAKEYATALLSECRETPART\n")
+        f.dir.write("pq-identity.txt", "AGE-SECRET-KEY-PQ-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\n")
+        f.dir.write("wrong.txt", "a wrong secret\n")
+        // A scrypt stanza asking for 2^23: the format's own test vector.
+        let vector = String(decoding: Self.bytes(Repository.root + "/Tests/Resources/age-testkit/scrypt_work_factor_23"), as: UTF8.self)
+        let ageFile = try #require(vector.range(of: "\n\n")).upperBound
+        f.dir.write("wf23.age", Data(vector[ageFile...].utf8))
+        f.dir.write("right.txt", "the right one\n")
+        _ = try Self.sh("chmod 600 *.txt", in: f.dir)
+        let cases: [(file: String, key: String, expected: String)] = [
+            ("pass.age", "--passphrase-file wrong.txt", "pass.age: wrong passphrase"),
+            ("enc.age", "-i other.txt", "enc.age: no identity matches: the file is encrypted to 1 stanza(s) of type X25519"),
+            ("header.age", "-i key.txt", "header.age: the age header is damaged"),
+            ("mac.age", "-i key.txt", "mac.age: the age header's MAC does not match"),
+            ("flipped.age", "-i key.txt", "flipped.age: chunk \(chunkCount - 1) at offset \(headerEnd + 16 + (chunkCount - 1) * 65_552) fails its authentication tag"),
+            ("cut.age", "-i key.txt", "cut.age: the file ends after chunk 1 without a final chunk (at offset \(headerEnd + 16 + 2 * 65_552)): it was cut short"),
+            ("enc.age", "-i bad-identity.txt", "bad-identity.txt, line 2: not an age X25519 identity"),
+            ("enc.age", "-i pq-identity.txt", "pq-identity.txt, line 1: identities of type AGE-SECRET-KEY-PQ-1"),
+            ("wf23.age", "--passphrase-file right.txt", "wf23.age: the scrypt work factor 23 is above the limit of 22"),
+        ]
+        for (file, key, expected) in cases {
+            let result = try Self.sh("\"$PA\" import \(file) \(key) --store store --replace", in: f.dir, expectingSuccess: false)
+            #expect(result.exitCode == 1, "\(file) \(key)")
+            #expect(result.stderr.contains(expected), "\(file) \(key): \(result.stderr)")
+            #expect(!result.stderr.contains("NOTAKEYATALL") && !result.stderr.contains("the right one") && !result.stderr.contains("a wrong secret"))
+            #expect(Self.bytes(database) == before, "\(file) \(key) changed the store")
+        }
+        let entries = try FileManager.default.contentsOfDirectory(atPath: f.dir.file("store"))
+        #expect(!entries.contains { $0.hasPrefix(".staging") || $0 == "backups" }, "\(entries)")
+    }
+
+    @Test("data after a full final chunk is refused as such")
+    func dataAfterTheFinalChunk() throws {
+        let f = try Fixture()
+        // A plain archive of a whole number of chunks (JSON allows the trailing whitespace), so
+        // the final chunk is full and what follows it is told apart from a damaged chunk.
+        var plain = Self.bytes(Repository.sampleFormat1)
+        plain += [UInt8](repeating: 0x20, count: 65_536 - plain.count % 65_536)
+        f.dir.write("exact.json", Data(plain))
+        try Self.sh("age -e -r \(f.publicKey) -o exact.age exact.json && printf 'appended' >> exact.age", in: f.dir)
+        let result = try Self.sh("\"$PA\" inspect exact.age -i key.txt", in: f.dir, expectingSuccess: false)
+        #expect(result.exitCode == 1)
+        #expect(result.stderr.contains("exact.age: data follows the final chunk"), "\(result.stderr)")
+    }
+
+    @Test("export -o DIR with a recipient names the file .json.gz.age; prune reads an encrypted newest archive's header without keys")
+    func defaultNameAndPrune() throws {
+        let f = try Fixture()
+        try FileManager.default.createDirectory(atPath: f.dir.file("backups"), withIntermediateDirectories: false)
+        let path = try Self.sh("\"$PA\" export --store store -o backups -r \(f.publicKey)", in: f.dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(path.hasSuffix(".json.gz.age"))
+        #expect(URL(fileURLWithPath: path).lastPathComponent.hasPrefix("pulseloop-backup-"))
+        try Self.sh("cp plain.json.gz backups/pulseloop-backup-2020-01-01-0000.json.gz", in: f.dir)
+        let pruned = try Self.sh("\"$PA\" prune backups --keep-last 1 --json </dev/null", in: f.dir)
+        #expect((pruned.json["removed"] as? [Any])?.count == 1)
+        // A newest "archive" whose header does not parse: nothing is removed.
+        try Self.sh("cp plain.json.gz backups/pulseloop-backup-2020-01-01-0000.json.gz && printf 'age-encryption.org/v1\\n-> X25519\\n' > backups/pulseloop-backup-2099-01-01-0000.json.gz.age", in: f.dir)
+        let refused = try Self.sh("\"$PA\" prune backups --keep-last 1 </dev/null", in: f.dir, expectingSuccess: false)
+        #expect(refused.exitCode == 1)
+        #expect(FileManager.default.fileExists(atPath: f.dir.file("backups/pulseloop-backup-2020-01-01-0000.json.gz")))
+    }
+
+    @Test("an encrypted export to a file never writes the plaintext anywhere: it needs no temporary directory at all")
+    func noPlaintextOnDisk() throws {
+        let f = try Fixture()
+        // A temporary directory that cannot be used: an export that staged the plain archive there would fail.
+        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey)", in: f.dir, environment: ["TMPDIR": f.dir.file("missing")])
+        try Self.sh("age -d -i key.txt enc.age | gunzip -t", in: f.dir)
+        // To standard output it stages the archive in a private scratch directory, removed after.
+        let scratch = f.dir.file("tmp")
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
+        try Self.sh("\"$PA\" export --store store -o - -r \(f.publicKey) > out.age", in: f.dir, environment: ["TMPDIR": scratch])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
+        try Self.sh("age -d -i key.txt out.age | gunzip -t", in: f.dir)
+    }
+
+    @Test("a key option on an endless device or on standard input that is the archive is refused, bounded")
+    func keyFilesAreBounded() throws {
+        let f = try Fixture()
+        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey)", in: f.dir)
+        for option in ["--passphrase-file /dev/zero", "-i /dev/zero", "-i /dev/urandom"] {
+            let result = try Self.sh("\"$PA\" inspect enc.age \(option)", in: f.dir, expectingSuccess: false)
+            #expect(result.exitCode == 1, "\(option)")
+            #expect(result.stderr.contains("is larger than 1048576 bytes: not a key file"), "\(option): \(result.stderr)")
+        }
+        let twice = try Self.sh("\"$PA\" inspect - -i /dev/stdin < enc.age", in: f.dir, expectingSuccess: false)
+        #expect(twice.exitCode == 64)
+        #expect(twice.stderr.contains("is standard input, which is the archive"))
+        // A pipe is a fine key file (process substitution, `pass show`).
+        try Self.sh("cat enc.age | \"$PA\" inspect - -i /dev/fd/3 3< key.txt >/dev/null", in: f.dir)
+    }
+
+    @Test("a file cut inside its first chunk says it may be cut short")
+    func cutInsideTheFirstChunk() throws {
+        let f = try Fixture()
+        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && head -c 2000 enc.age > cut.age", in: f.dir)
+        let result = try Self.sh("\"$PA\" inspect cut.age -i key.txt", in: f.dir, expectingSuccess: false)
+        #expect(result.exitCode == 1)
+        #expect(result.stderr.contains("chunk 0 at offset") && result.stderr.contains("cut short inside it"), "\(result.stderr)")
+    }
+
+    @Test("prune says when it could check an encrypted newest archive only by its header, and refuses one the keys given do not open")
+    func pruneAndEncryptedNewest() throws {
+        let f = try Fixture()
+        try FileManager.default.createDirectory(atPath: f.dir.file("b"), withIntermediateDirectories: false)
+        try Self.sh("cp plain.json.gz b/pulseloop-backup-2020-01-01-0000.json.gz && \"$PA\" export --store store -o b/pulseloop-backup-2030-01-01-0000.json.gz.age -r \(f.publicKey)", in: f.dir)
+        f.dir.write("pass.txt", "some passphrase\n")
+        let refused = try Self.sh("chmod 600 pass.txt; \"$PA\" prune b --keep-last 1 --passphrase-file pass.txt </dev/null", in: f.dir, expectingSuccess: false)
+        #expect(refused.exitCode == 1)
+        #expect(refused.stderr.contains("nothing was removed"), "\(refused.stderr)")
+        #expect(FileManager.default.fileExists(atPath: f.dir.file("b/pulseloop-backup-2020-01-01-0000.json.gz")))
+        let headerOnly = try Self.sh("\"$PA\" prune b --keep-last 1 --json </dev/null", in: f.dir)
+        #expect(headerOnly.json["newestCheck"] as? String == "header")
+        #expect(headerOnly.stderr.contains("checked only as far as its age header"), "\(headerOnly.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: f.dir.file("b/pulseloop-backup-2020-01-01-0000.json.gz")))
+        let full = try Self.sh("\"$PA\" prune b --keep-last 1 --json -i key.txt", in: f.dir)
+        #expect(full.json["newestCheck"] as? String == "full")
+    }
+}

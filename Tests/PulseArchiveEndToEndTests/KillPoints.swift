@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import PulseTestSupport
+
+/// Kills and interrupts that land at exact places: the binary stops itself at a named point
+/// when `PULSE_ARCHIVE_TEST_PAUSE_AT` asks (`TestPausePoint`, docs/testing.md "Kill points"), and
+/// the test sends its signal to the stopped process. No delay, no calibration: the same point
+/// every run.
+enum KillPoints {
+    static let variable = "PULSE_ARCHIVE_TEST_PAUSE_AT"
+
+    /// How often `arguments` reaches each point when left alone (it must succeed).
+    static func count(_ arguments: [String], environment: [String: String] = [:],
+                      sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Int] {
+        let result = try CLI.run(arguments, environment: environment.merging([variable: "count"]) { $1 })
+        #expect(result.exitCode == 0, "\(arguments[0]) exited \(result.exitCode): \(result.stderr)", sourceLocation: sourceLocation)
+        let line = try #require(result.stderr.split(separator: "\n").last { $0.hasPrefix("pulse-archive: test points") },
+                                "no point count in: \(result.stderr)", sourceLocation: sourceLocation)
+        var counts: [String: Int] = [:]
+        for pair in line.dropFirst("pulse-archive: test points".count).split(separator: " ") {
+            let parts = pair.split(separator: "=")
+            if parts.count == 2, let n = Int(parts[1]) { counts[String(parts[0])] = n }
+        }
+        return counts
+    }
+
+    /// `count` occurrences of `point`, spread evenly from the first to the last of `total`
+    /// (fewer when `total` is smaller), as `point:n` settings.
+    static func spread(_ point: String, _ count: Int, over total: Int) -> [String] {
+        guard total > 0, count > 0 else { return [] }
+        let picks = (0..<count).map { i in count == 1 ? 1 : 1 + (total - 1) * i / (count - 1) }
+        return Array(Set(picks)).sorted().map { "\(point):\($0)" }
+    }
+
+    /// What happened to a command stopped at a point.
+    struct Stopped {
+        /// Whether the command reached the point (else it ran to its end).
+        let reached: Bool
+        let reason: Process.TerminationReason
+        let status: Int32
+        let stderr: String
+    }
+
+    /// Runs `arguments` until it stops itself at `pause` (`point:n`), then sends it `signal`
+    /// (and SIGCONT after any signal but SIGKILL, so that it handles it) and waits for its end.
+    /// Every wait ends: the process either stops at the point or exits.
+    static func stop(_ arguments: [String], at pause: String, with signal: Int32,
+                     environment: [String: String] = [:], executable: String? = nil, shellPrefix: [String] = []) throws -> Stopped {
+        let process = CLI.process(arguments, environment: environment.merging([variable: pause]) { $1 })
+        if !shellPrefix.isEmpty {
+            process.executableURL = URL(fileURLWithPath: shellPrefix[0])
+            process.arguments = Array(shellPrefix.dropFirst()) + [CLI.executable] + arguments
+        }
+        let err = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        let marker = Data("pulse-archive: test pause at \(pause)\n".utf8)
+        var collected = Data()
+        var reached = false
+        // read(2) itself: it returns what the pipe holds as soon as it holds anything
+        // (Foundation's availableData waited for more from a process that was stopped).
+        let descriptor = err.fileHandleForReading.fileDescriptor
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }  // the end of its stderr: it exited without reaching the point
+            collected += buffer[..<count]
+            if collected.range(of: marker) != nil {
+                reached = true
+                break
+            }
+        }
+        if reached {
+            // The line comes just before the process stops itself: a signal sent in between
+            // would be handled before the stop (and SIGCONT wasted), so wait for the stop.
+            #expect(isStopped(process.processIdentifier), "the command wrote the pause line but did not stop within 60 s")
+            kill(process.processIdentifier, signal)
+            if signal != SIGKILL { kill(process.processIdentifier, SIGCONT) }
+            collected += err.fileHandleForReading.readDataToEndOfFile()
+        }
+        process.waitUntilExit()
+        return Stopped(reached: reached, reason: process.terminationReason, status: process.terminationStatus,
+                       stderr: String(decoding: collected, as: UTF8.self))
+    }
+
+    /// Waits (at most 60 s) until the process is stopped, as its state in /proc says.
+    static func isStopped(_ pid: Int32) -> Bool {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+               let close = stat.lastIndex(of: ")"), stat[close...].dropFirst(2).first == "T" {
+                return true
+            }
+            usleep(1_000)
+        }
+        return false
+    }
+
+    /// `stop`, expecting the point reached and the process ended by `signal`, having said so
+    /// when it could (any signal but SIGKILL).
+    @discardableResult
+    static func expectStopped(_ arguments: [String], at pause: String, with signal: Int32, environment: [String: String] = [:],
+                              sourceLocation: SourceLocation = #_sourceLocation) throws -> Stopped {
+        let stopped = try stop(arguments, at: pause, with: signal, environment: environment)
+        #expect(stopped.reached, "\(arguments[0]) never reached \(pause): \(stopped.stderr)", sourceLocation: sourceLocation)
+        #expect(stopped.reason == .uncaughtSignal && stopped.status == signal,
+                "\(arguments[0]) at \(pause) ended by \(stopped.reason == .exit ? "exit" : "signal") \(stopped.status), not signal \(signal)",
+                sourceLocation: sourceLocation)
+        if signal != SIGKILL {
+            #expect(stopped.stderr.contains("Error: interrupted ("), "\(arguments[0]) at \(pause): \(stopped.stderr)", sourceLocation: sourceLocation)
+        }
+        return stopped
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+import Testing
+@testable import PulseArchive
+@testable import PulseStore
+import PulseSQLite
+@testable import PulseDocuments
+@testable import PulseVerify
+@testable import PulseTestSupport
+@testable import PulseStoreTestSupport
+
+@Suite("verify through the built binary")
+struct VerifyTests {
+    private func verify(_ arguments: [String]) throws -> (CLI.Result, [[String: Any]]) {
+        let result = try CLI.run(["verify"] + arguments + ["--json"])
+        return (result, result.json["problems"] as? [[String: Any]] ?? [])
+    }
+
+    private func errors(_ problems: [[String: Any]]) -> [[String: Any]] { problems.filter { $0["severity"] as? String == "error" } }
+
+    @Test("every refused input of the codec issue: exit 1, ok false, the reason in an error")
+    func refusedInputs() throws {
+        let dir = TemporaryDirectory()
+        for (name, bytes, message) in try BadArchives.all() {
+            let path = dir.write(name.replacingOccurrences(of: " ", with: "-"), Data(bytes))
+            let (result, problems) = try verify([path])
+            #expect(result.exitCode == 1, "\(name)")
+            #expect(result.json["ok"] as? Bool == false, "\(name): \(result.stdout) \(result.stderr)")
+            #expect(errors(problems).contains { ($0["message"] as? String ?? "").contains(message) }, "\(name): \(problems)")
+        }
+    }
+
+    @Test("a file that cannot be opened: exit 1, the reason, and no empty table of rows")
+    func unopenableFile() throws {
+        let dir = TemporaryDirectory()
+        let result = try CLI.run(["verify", dir.file("absent.json.gz"), "--quiet"])
+        #expect(result.exitCode == 1)
+        #expect(result.stdout.contains("error: cannot open \(dir.file("absent.json.gz"))"), "\(result.stdout)")
+        #expect(!result.stdout.contains("problems"), "\(result.stdout)")
+    }
+
+    @Test("the sample archives and a fresh export of the demo store: exit 0, no errors, the round trip holds")
+    func soundArchives() throws {
+        let dir = TemporaryDirectory()
+        #expect(try CLI.run(["demo", "--store", dir.file("demo"), "--days", "30", "--end", "2026-03-15"]).exitCode == 0)
+        #expect(try CLI.run(["export", "--store", dir.file("demo"), "-o", dir.file("demo.json.gz")]).exitCode == 0)
+        for path in [Repository.sampleFormat1, Repository.sampleFormat2, dir.file("demo.json.gz")] {
+            let (result, problems) = try verify([path])
+            #expect(result.exitCode == 0, "\(path): \(problems)")
+            #expect(errors(problems).isEmpty && result.json["ok"] as? Bool == true && result.json["roundTrip"] as? Bool == true)
+            #expect(((result.json["tables"] as? [String: Int])?["measurements"] ?? 0) > 0)
+        }
+        let (demo, _) = try verify([dir.file("demo.json.gz"), "--store", dir.file("demo")])
+        #expect(demo.exitCode == 0)
+        let diff = try #require(demo.json["storeDiff"] as? [String: [String: Int]])
+        #expect(diff["measurements"] == ["missing": 0, "extra": 0, "changed": 0] && diff["workouts"] == ["missing": 0, "extra": 0, "changed": 0])
+        let (plain, plainProblems) = try verify([Repository.sampleFormat1])
+        #expect(plain.exitCode == 0 && plainProblems.contains { ($0["message"] as? String ?? "").contains("no checksum") })
+        let human = try CLI.run(["verify", dir.file("demo.json.gz")])
+        #expect(human.exitCode == 0 && human.stdout.contains("verify: OK") && human.stdout.contains("measurements"))
+    }
+
+    @Test("counts that disagree with the rows are an error")
+    func countsMismatch() throws {
+        let dir = TemporaryDirectory()
+        let text = try BadArchives.validText().replacingOccurrences(of: #""measurements":2,"#, with: #""measurements":3,"#)
+        let (result, problems) = try verify([dir.write("counts.json", text)])
+        #expect(result.exitCode == 1)
+        #expect(errors(problems).contains { $0["table"] as? String == "measurements" && ($0["message"] as? String ?? "").contains("declares 3 rows but holds 2") })
+    }
+
+    @Test("an orphan stage block is a warning, exit 0")
+    func orphan() throws {
+        let dir = TemporaryDirectory()
+        var content = InMemoryContent()
+        var block = RowFactory.minimal(.sleepStageBlocks, index: 1)
+        block[ArchiveTable.sleepStageBlocks.fieldIndex("sessionId")!] = .string(RowFactory.uuid(424_242))
+        content.rows["sleepStageBlocks"] = [block]
+        try writeArchive(content, to: dir.file("orphan.json.gz"))
+        let (result, problems) = try verify([dir.file("orphan.json.gz")])
+        #expect(result.exitCode == 0, "\(problems)")
+        #expect(problems.contains { $0["severity"] as? String == "warning" && $0["table"] as? String == "sleepStageBlocks" })
+    }
+
+    @Test("a store that lost one measurement row: exit 1, storeDiff.measurements.missing == 1")
+    func storeLostARow() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 5)
+        _ = try StoreFixtures.export(dir.file("s"), to: dir.file("s.json.gz"))
+        let database = try SQLiteDatabase(path: dir.file("s/pulse.sqlite"), create: false)
+        try database.execute(#"DELETE FROM "measurements" WHERE rowid = (SELECT min(rowid) FROM "measurements")"#)
+        try database.execute(#"UPDATE "devices" SET "name" = 'renamed'"#)
+        let (result, _) = try verify([dir.file("s.json.gz"), "--store", dir.file("s")])
+        #expect(result.exitCode == 1)
+        let diff = try #require(result.json["storeDiff"] as? [String: [String: Int]])
+        #expect(diff["measurements"]?["missing"] == 1 && diff["measurements"]?["extra"] == 0)
+        #expect(diff["devices"]?["changed"] == 1)
+        #expect(diff["sleepSessions"] == ["missing": 0, "extra": 0, "changed": 0])
+    }
+
+    @Test("a format-1 export against its store: the readiness history it cannot carry is a warning, not an error; a lost readiness row of a format-2 archive is an error")
+    func formatOneAgainstItsStore() throws {
+        let dir = TemporaryDirectory()
+        #expect(try CLI.run(["demo", "--store", dir.file("s"), "--days", "30", "--end", "2026-03-15"]).exitCode == 0)
+        let stored = try StoreSnapshot(store: dir.file("s")).rows["readinessDailies"]?.count ?? 0
+        #expect(stored > 0)
+        #expect(try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("f1.json.gz"), "--format-version", "1"]).exitCode == 0)
+        let (result, problems) = try verify([dir.file("f1.json.gz"), "--store", dir.file("s")])
+        #expect(result.exitCode == 0 && errors(problems).isEmpty, "\(problems)")
+        let diff = try #require(result.json["storeDiff"] as? [String: [String: Int]])
+        #expect(diff["readinessDailies"] == ["missing": 0, "extra": stored, "changed": 0])
+        #expect(problems.contains { $0["severity"] as? String == "warning" && $0["table"] as? String == "readinessDailies"
+            && ($0["message"] as? String ?? "").contains("format 1 cannot carry") })
+
+        // Format 2 carries the history: a store with a readiness row the archive lacks differs.
+        _ = try StoreFixtures.export(dir.file("s"), to: dir.file("f2.json.gz"))
+        let database = try SQLiteDatabase(path: dir.file("s/pulse.sqlite"), create: false)
+        try database.execute(#"DELETE FROM "readinessDailies" WHERE rowid = (SELECT min(rowid) FROM "readinessDailies")"#)
+        let (changed, changedProblems) = try verify([dir.file("f2.json.gz"), "--store", dir.file("s")])
+        #expect(changed.exitCode == 1)
+        #expect(errors(changedProblems).contains { $0["table"] as? String == "readinessDailies" }, "\(changedProblems)")
+    }
+
+    @Test("the CI recipe of docs/verify.md, run as written, exports, verifies and passes on a sound store")
+    func ciRecipe() throws {
+        let doc = try String(contentsOfFile: Repository.root + "/docs/verify.md", encoding: .utf8)
+        let recipe = try #require(doc.components(separatedBy: "## A CI recipe").last)
+        let script = try #require(recipe.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```").first)
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("store"), days: 5)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        shell.arguments = ["bash", dir.write("ci.sh", script)]
+        shell.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = URL(fileURLWithPath: CLI.executable).deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["PULSE_STORE"] = dir.file("store")
+        shell.environment = environment
+        let out = Pipe()
+        shell.standardOutput = out
+        shell.standardError = FileHandle.nullDevice
+        try shell.run()
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0, "\(printed)")
+        #expect(printed.hasPrefix("backup backups/pulseloop-backup-") && printed.contains("verified"), "\(printed)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.file("verify-report.json")))) as? [String: Any]
+        #expect(report?["ok"] as? Bool == true && report?["roundTrip"] as? Bool == true)
+    }
+
+    @Test("--store attaches the store read-only, whatever characters its path holds")
+    func storeAttachedReadOnly() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("a store %41 ?#ü")
+        try StoreFixtures.demoStore(store, days: 2)
+        _ = try StoreFixtures.export(store, to: dir.file("s.json.gz"))
+        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: (store + "/pulse.sqlite", immutable: false))
+        #expect(try roundTrip.database.integer(#"SELECT count(*) FROM store."measurements""#) > 0)
+        #expect(throws: (any Error).self) { try roundTrip.database.execute(#"DELETE FROM store."measurements""#) }
+        let (result, _) = try verify([dir.file("s.json.gz"), "--store", store])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+    }
+
+    @Test("a file with five different problems reports all five")
+    func fiveProblems() throws {
+        let dir = TemporaryDirectory()
+        let firstId = RowFactory.uuid(100), secondId = RowFactory.uuid(200)
+        var text = try BadArchives.validText()
+        text = text.replacingOccurrences(of: #""measurements":2,"#, with: #""measurements":5,"#)                  // 1. counts
+        text = text.replacingOccurrences(of: #""file":"photo.jpg""#, with: #""file":"..\/photo.jpg""#)          // 2. unsafe name
+        text = text.replacingOccurrences(of: #""totalMinutes":0"#, with: #""totalMinutes":"zero""#)            // 3. wrong type
+        if let range = text.range(of: #""timestamp":"[^"]*""#, options: .regularExpression) {                   // 4. bad date
+            text.replaceSubrange(range, with: #""timestamp":"yesterday""#)
+        }
+        if let range = text.range(of: secondId) { text.replaceSubrange(range, with: firstId) }                 // 5. duplicate id
+        let (result, problems) = try verify([dir.write("five.json", text)])
+        #expect(result.exitCode == 1)
+        let messages = errors(problems).compactMap { $0["message"] as? String }
+        for phrase in ["declares 5 rows", "unsafe attachment name", "expected an integer, found a string", "unrecognized date \"yesterday\"", "duplicate device entries"] {
+            #expect(messages.contains { $0.contains(phrase) }, "missing: \(phrase) in \(messages)")
+        }
+        #expect(messages.count >= 5)
+    }
+}
+
+@Suite("The round trip's comparisons")
+struct RoundTripComparisonTests {
+    @Test("a row the temporary store gives back changed is counted, and so are a setting, an attachment and a document")
+    func detectsDifferences() throws {
+        let dir = TemporaryDirectory()
+        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: nil)
+        let table = ArchiveTable.measurements
+        // A store whose column loses precision (a double in a TEXT column keeps 15 digits),
+        // the kind of change a restore must never make unnoticed.
+        let create = StoreSchema.createTable(table, unique: false).replacingOccurrences(of: #""value" REAL"#, with: #""value" TEXT"#)
+        try roundTrip.database.execute(#"DROP TABLE "measurements"; "# + create)
+        try roundTrip.begin(.table(table))
+        for i in 0..<3 {
+            var row = RowFactory.minimal(table, index: i)
+            if i == 1 { row[table.fieldIndex("value")!] = .double(0.1 + 0.2) }
+            try roundTrip.add(row, of: table, at: i)
+        }
+        try roundTrip.end()
+        #expect(roundTrip.differences == ["measurements": 1])
+
+        #expect(try roundTrip.addSetting("pulseloop.metricprefs.v1", #"{"distanceUnit":"km"}"#))
+        #expect(try !roundTrip.addSetting("pulseloop.metricprefs.v1", "{}"), "a repeated key is refused")
+        #expect(try roundTrip.addAttachment("photo.jpg", [1, 2, 3]))
+        let split = try DocumentPath("Splits/01J0000000000000000000000A.json")
+        try roundTrip.addDocument(split, bytes: Array(#"{"schemaVersion":3}"#.utf8))
+        try roundTrip.database.execute(#"UPDATE "settings" SET "value" = '{}'"#)
+        try roundTrip.database.execute(#"DELETE FROM "attachments""#)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: dir.file("rt/tree/Splits/01J0000000000000000000000A.json")))
+        #expect(try roundTrip.finish().documents.count == 1)
+        #expect(roundTrip.differences == ["measurements": 1, "settings": 1, "attachments": 1, "documents": 1], "\(roundTrip.differences)")
+        #expect(roundTrip.failure == nil)
+    }
+
+    @Test("comparing a column in place agrees with reading it: every type, null, empty and non-ASCII text")
+    func columnHolds() throws {
+        let database = try SQLiteDatabase(path: ":memory:", create: true)
+        #expect(SQLiteDatabase.resolvingDirectory(":memory:") == ":memory:", "an in-memory database is no file: resolved, it became ./:memory: and a second run found its table")
+        try database.execute(#"CREATE TABLE t (i INTEGER, d REAL, b INTEGER, s TEXT, u TEXT, n TEXT, e TEXT)"#)
+        let stored: [FieldValue] = [.int(-42), .double(0.1 + 0.2), .bool(true), .string("Grüße, \u{0}\"/"), .string(RowFactory.uuid(9)), .null, .string("")]
+        let types: [FieldType] = [.int, .double, .bool, .string, .uuid, .string, .string]
+        try database.prepare("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?)").run(stored)
+        let others: [FieldValue] = [.int(42), .double(0.3), .bool(false), .string("Grüße, \u{0}\"/ "), .string(RowFactory.uuid(8)), .string(""), .null]
+        let select = try database.prepare("SELECT * FROM t")
+        #expect(try select.step())
+        for (i, type) in types.enumerated() {
+            for candidate in [stored[i], others[i]] {
+                #expect(select.column(Int32(i), as: type, holds: candidate) == (select.value(at: Int32(i), as: type) == candidate), "column \(i), \(candidate)")
+            }
+            #expect(select.column(Int32(i), as: type, holds: stored[i]))
+            #expect(!select.column(Int32(i), as: type, holds: others[i]))
+        }
+    }
+
+    @Test("a restored row the writer cannot write stops the round trip with a message naming it")
+    func refusedRow() throws {
+        let dir = TemporaryDirectory()
+        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: nil)
+        let table = ArchiveTable.devices
+        var row = RowFactory.minimal(table, index: 0)
+        row[table.fieldIndex("name")!] = .null
+        try roundTrip.begin(.table(table))
+        try roundTrip.add(row, of: table, at: 7)
+        #expect(roundTrip.failure?.contains("devices[7] could not be restored") == true, "\(roundTrip.failure ?? "nil")")
+    }
+
+    @Test("row text: canonical text is accepted as it is; other text is read back and compared")
+    func rowText() throws {
+        let table = ArchiveTable.measurements
+        let codec = RowTextCodec(table: table)
+        let row = RowFactory.minimal(table, index: 4)
+        var canonical: [UInt8] = []
+        try RowEncoding(table: table).append(row, index: 0, to: &canonical)
+        #expect(try codec.writes(row, as: canonical[...], index: 0))
+        let spaced = Array(String(decoding: canonical, as: UTF8.self).replacingOccurrences(of: ",", with: ", ").utf8)
+        #expect(try !codec.writes(row, as: spaced[...], index: 0))
+        #expect(try codec.writtenAndReadBack(row, index: 0) == row)
+    }
+}
