@@ -143,7 +143,14 @@ struct AllOrNothingTests {
         let points = KillPoints.spread("read", 3, over: reads).map { ($0, Outcome.none) } + [("import.staged:1", .either), ("import.committed:1", .whole)]
         for (index, (point, outcome)) in points.enumerated() {
             let store = dir.file("new\(index)")
-            try KillPoints.expectStopped(["import", archive, "--store", store, "--no-backfill"], at: point, with: SIGINT)
+            let stopped = try KillPoints.expectStopped(["import", archive, "--store", store, "--no-backfill"], at: point, with: SIGINT)
+            // What the message says must be what happened: after the commit the archive stands
+            // (a retry would be refused by the now non-empty store), before it nothing does.
+            if outcome == .whole {
+                #expect(stopped.stderr.contains("after its commit: the import was committed: the store holds the archive"), "\(point): \(stopped.stderr)")
+            } else if outcome == .none {
+                #expect(stopped.stderr.contains("; its temporary files are removed"), "\(point): \(stopped.stderr)")
+            }
             let exists = FileManager.default.fileExists(atPath: store)
             #expect(outcome != .none || !exists, "\(point): a store was left")
             #expect(outcome != .whole || exists, "\(point): no store after the commit")
