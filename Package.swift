@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "PulseSystem"),
         // The age file format (age-encryption.org/v1) over libcrypto: encrypting and decrypting
         // byte streams, keys, identity and recipients files. Knows nothing of archives.
-        .target(name: "PulseAge", dependencies: ["CCrypto", "PulseSystem"]),
+        .target(name: "PulseAge", dependencies: ["CCrypto", "PulseDigest", "PulseSystem"]),
         // The codec: tables, JSON dialect, gzip, streaming reader and writer. No store.
         .target(name: "PulseArchive", dependencies: ["CZlib", "PulseSystem", "PulseAge", "PulseDigest"]),
         // The SQLite wrapper: connections, statements, errors, and the rule that one thread

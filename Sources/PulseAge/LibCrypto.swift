@@ -1,4 +1,5 @@
 import CCrypto
+import PulseDigest
 
 /// The primitives of the age format, each one call into libcrypto: nothing here is computed by
 /// us. Every C handle is created and freed inside the call that needs it, except the cipher
@@ -135,12 +136,5 @@ enum LibCrypto {
     }
 
     /// libcrypto's last error, for a message: never contains key material.
-    static func openSSLReason() -> String {
-        let code = ERR_get_error()
-        ERR_clear_error()
-        guard code != 0 else { return "no reason given" }
-        var text = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(code, &text, text.count)
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    static func openSSLReason() -> String { LibCryptoFailure.lastReason() }
 }

@@ -15,7 +15,7 @@ public enum MessageDigest {
 
     private static func fetch(_ name: String) -> OpaquePointer? {
         guard let algorithm = EVP_MD_fetch(nil, name, nil) else {
-            fatalError("libcrypto has no \(name): \(DigestFailure.reason())")
+            fatalError("libcrypto has no \(name): \(LibCryptoFailure.lastReason())")
         }
         return algorithm
     }
@@ -29,7 +29,7 @@ public enum MessageDigest {
             }
         }
         // Only a libcrypto without its default provider fails here; nothing can go on without it.
-        guard ok == 1, written == UInt32(length) else { fatalError("libcrypto's digest failed: \(DigestFailure.reason())") }
+        guard ok == 1, written == UInt32(length) else { fatalError("libcrypto's digest failed: \(LibCryptoFailure.lastReason())") }
         return out
     }
 }

@@ -7,7 +7,7 @@ public final class SHA256 {
 
     public init() {
         guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex2(context, EVP_sha256(), nil) == 1 else {
-            fatalError("libcrypto could not start SHA-256: \(DigestFailure.reason())")
+            fatalError("libcrypto could not start SHA-256: \(LibCryptoFailure.lastReason())")
         }
         self.context = context
     }
@@ -17,7 +17,7 @@ public final class SHA256 {
     public func update(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         guard EVP_DigestUpdate(context, bytes.baseAddress, bytes.count) == 1 else {
-            fatalError("libcrypto's SHA-256 failed: \(DigestFailure.reason())")
+            fatalError("libcrypto's SHA-256 failed: \(LibCryptoFailure.lastReason())")
         }
     }
 
@@ -28,7 +28,7 @@ public final class SHA256 {
         var out = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         guard EVP_DigestFinal_ex(context, &out, &length) == 1, length == 32 else {
-            fatalError("libcrypto's SHA-256 failed: \(DigestFailure.reason())")
+            fatalError("libcrypto's SHA-256 failed: \(LibCryptoFailure.lastReason())")
         }
         return out
     }

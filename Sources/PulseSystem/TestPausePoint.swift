@@ -12,12 +12,12 @@ import Darwin
 /// starts (read once; a point then costs one load and a compare):
 ///
 /// - `PULSE_ARCHIVE_TEST_PAUSE_AT=<point>:<n>` — the `n`-th time the process reaches `point`
-///   (n ≥ 1, `:1` may be left out) it writes `pulse-archive: test pause at <point>:<n>` and a
+///   (n ≥ 1, `:1` may be left out) it writes `test pause point: paused at <point>:<n>` and a
 ///   newline to standard error and stops itself with SIGSTOP. The test that reads the line kills
 ///   the stopped process (SIGKILL), or sends its signal and SIGCONT; after SIGCONT alone the
 ///   command carries on as if nothing happened.
 /// - `PULSE_ARCHIVE_TEST_PAUSE_AT=count` — nothing stops; at a normal exit the process writes
-///   `pulse-archive: test points <point>=<times> …` (sorted) to standard error, so a test can
+///   `test pause points: reached <point>=<times> …` (sorted) to standard error, so a test can
 ///   spread its pauses over the points a command really reaches.
 ///
 /// The points (`point` names are stable; tests name them):
@@ -70,7 +70,7 @@ public enum TestPausePoint {
             _ = increment(point)
         case .pause(let wanted, let occurrence):
             guard wanted == point, increment(point) == occurrence else { return }
-            write(2, "pulse-archive: test pause at \(point):\(occurrence)\n")
+            write(2, "test pause point: paused at \(point):\(occurrence)\n")
             raise(SIGSTOP)
         }
     }
@@ -88,7 +88,7 @@ public enum TestPausePoint {
         pthread_mutex_lock(&lock)
         let text = counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         pthread_mutex_unlock(&lock)
-        write(2, "pulse-archive: test points \(text)\n")
+        write(2, "test pause points: reached \(text)\n")
     }
 
     private static func write(_ descriptor: Int32, _ text: String) {

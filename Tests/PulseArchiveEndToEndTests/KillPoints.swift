@@ -14,10 +14,10 @@ enum KillPoints {
                       sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Int] {
         let result = try CLI.run(arguments, environment: environment.merging([variable: "count"]) { $1 })
         #expect(result.exitCode == 0, "\(arguments[0]) exited \(result.exitCode): \(result.stderr)", sourceLocation: sourceLocation)
-        let line = try #require(result.stderr.split(separator: "\n").last { $0.hasPrefix("pulse-archive: test points") },
+        let line = try #require(result.stderr.split(separator: "\n").last { $0.hasPrefix("test pause points: reached") },
                                 "no point count in: \(result.stderr)", sourceLocation: sourceLocation)
         var counts: [String: Int] = [:]
-        for pair in line.dropFirst("pulse-archive: test points".count).split(separator: " ") {
+        for pair in line.dropFirst("test pause points: reached".count).split(separator: " ") {
             let parts = pair.split(separator: "=")
             if parts.count == 2, let n = Int(parts[1]) { counts[String(parts[0])] = n }
         }
@@ -55,7 +55,7 @@ enum KillPoints {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = err
         try process.run()
-        let marker = Data("pulse-archive: test pause at \(pause)\n".utf8)
+        let marker = Data("test pause point: paused at \(pause)\n".utf8)
         var collected = Data()
         var reached = false
         // read(2) itself: it returns what the pipe holds as soon as it holds anything

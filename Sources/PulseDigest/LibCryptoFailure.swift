@@ -1,9 +1,10 @@
 import CCrypto
 
-/// libcrypto's reason for its last failure, for the messages of the traps above: a digest fails
-/// only when libcrypto has no default provider, and nothing can go on without it.
-enum DigestFailure {
-    static func reason() -> String {
+/// libcrypto's reason for its last failure, for a message (it never contains key material).
+/// The digests here trap with it (a digest fails only when libcrypto has no default provider,
+/// and nothing can go on without it); the age module words its errors with it.
+public enum LibCryptoFailure {
+    public static func lastReason() -> String {
         let code = ERR_get_error()
         ERR_clear_error()
         guard code != 0 else { return "no reason given" }
