@@ -43,7 +43,9 @@ let package = Package(
         .target(name: "PulseDigest", dependencies: ["CCrypto"]),
         // The system layer: byte streams, private files and directories, signals and cleanup,
         // worker threads and bounded queues. Knows nothing of archives.
-        .target(name: "PulseSystem"),
+        // System calls the Glibc and Darwin modules do not declare (renameat2, prctl, O_TMPFILE).
+        .systemLibrary(name: "CSystemCalls"),
+        .target(name: "PulseSystem", dependencies: ["CSystemCalls"]),
         // The age file format (age-encryption.org/v1) over libcrypto: encrypting and decrypting
         // byte streams, keys, identity and recipients files. Knows nothing of archives.
         .target(name: "PulseAge", dependencies: ["CCrypto", "PulseDigest", "PulseSystem"]),

@@ -1,0 +1,53 @@
+import CSystemCalls
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The system calls Swift's platform modules do not declare, wrapped once (CSystemCalls).
+package enum SystemCalls {
+    /// The outcome of a no-replace rename.
+    package enum NoReplaceRename: Equatable {
+        case renamed
+        /// `to` exists: nothing was renamed.
+        case targetExists
+        /// The file system or system has no no-replace rename; `errno` says which.
+        case unsupported(errno: Int32)
+        case failed(errno: Int32)
+    }
+
+    /// Renames `from` to `to` in one step unless `to` exists (Linux `renameat2(RENAME_NOREPLACE)`,
+    /// Apple `renamex_np(RENAME_EXCL)`).
+    package static func renameNoReplace(_ from: String, _ to: String) -> NoReplaceRename {
+        if pulse_rename_noreplace(from, to) == 0 { return .renamed }
+        let failure = errno
+        switch failure {
+        case EEXIST: return .targetExists
+        case EINVAL, ENOSYS, ENOTSUP, EOPNOTSUPP: return .unsupported(errno: failure)
+        default: return .failed(errno: failure)
+        }
+    }
+
+    /// Turns core dumps off for the rest of the process (RLIMIT_CORE 0, and not dumpable on Linux).
+    package static func disableCoreDumps() -> Bool { pulse_disable_core_dumps() == 0 }
+
+    /// Whether the process may dump core, where the system says (Linux); nil elsewhere.
+    package static var isDumpable: Bool? {
+        let state = pulse_is_dumpable()
+        return state < 0 ? nil : state != 0
+    }
+
+    /// An unnamed read-write file in `directory` (Linux `O_TMPFILE`), or nil with `errno` set
+    /// where the file system cannot make one.
+    package static func openUnnamed(in directory: String) -> Int32? {
+        let fd = pulse_open_unnamed(directory)
+        return fd >= 0 ? fd : nil
+    }
+
+    /// Zeroes `buffer` in a way the optimiser keeps.
+    package static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        pulse_wipe(base, buffer.count)
+    }
+}
