@@ -72,6 +72,11 @@ public final class SQLiteDatabase: HandleHolder {
         }
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 5_000)
+        guard pulse_sqlite3_define_double_bits(db) == SQLITE_OK else {
+            let message = String(cString: sqlite3_errmsg(db))
+            sqlite3_close(db)
+            throw SQLiteError(.sqlite, "cannot define double_bits on \(path): \(message)")
+        }
         connection = SQLiteConnection(handle: db, path: path)
     }
 

@@ -38,6 +38,26 @@ enum ReleasedTables {
             ]
         }
 
+        /// `doublesKeepTheirSign` for this table: rebuilt with its REAL columns declared without
+        /// a type, rows and rowids kept, its unique index made again; nothing when it has no
+        /// REAL column.
+        func rebuiltWithoutRealColumns() -> [String] {
+            guard columns.contains(where: { $0.definition.hasPrefix("REAL") }) else { return [] }
+            let rebuilt = name + "Rebuilt"
+            let list = columns.map { quoted($0.name) }.joined(separator: ", ")
+            let lines = columns.map { column in
+                // "REAL NOT NULL" → " NOT NULL", "REAL" → "", as `StoreSchema.createTable` writes them.
+                quoted(column.name) + (column.definition.hasPrefix("REAL") ? String(column.definition.dropFirst(4)) : " " + column.definition)
+            }
+            return [
+                "CREATE TABLE \(quoted(rebuilt)) (\n  \(lines.joined(separator: ",\n  "))\n)",
+                "INSERT INTO \(quoted(rebuilt)) (rowid, \(list)) SELECT rowid, \(list) FROM \(quoted(name)) ORDER BY rowid",
+                "DROP TABLE \(quoted(name))",
+                "ALTER TABLE \(quoted(rebuilt)) RENAME TO \(quoted(name))",
+                "CREATE UNIQUE INDEX \(quoted(name + "UniqueKey")) ON \(quoted(name)) (\(quoted(uniqueKey)))",
+            ]
+        }
+
         /// Identifiers as these releases quoted them (none holds a quote).
         private func quoted(_ identifier: String) -> String { "\"" + identifier + "\"" }
     }

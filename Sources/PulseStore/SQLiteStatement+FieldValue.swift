@@ -36,7 +36,7 @@ extension SQLiteStatement {
         if isNull(at: column) { return expected.isNull }
         switch (type, expected) {
         case (.int, .int(let v)), (.date, .date(let v)): return int64(at: column) == v
-        case (.double, .double(let v)): return double(at: column) == v
+        case (.double, .double(let v)): return double(at: column).bitPattern == v.bitPattern
         case (.bool, .bool(let v)): return (int64(at: column) != 0) == v
         case (.string, .string(let text)), (.uuid, .string(let text)): return self.text(at: column, equals: text)
         default: return false

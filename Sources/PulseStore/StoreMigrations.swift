@@ -68,6 +68,19 @@ package struct StoreMigration: Sendable {
             name: "uniqueKeysAsIndexes",
             sql: ReleasedTables.schema1.flatMap { $0.rebuiltWithUniqueIndex() } + readinessIndexes + [sleepStageBlocksBySession]
         ),
+        // Schema 7. SQLite writes an integral double of a REAL column as an integer, so a
+        // negative zero came back as zero and `verify` could not tell; a column without a
+        // declared type keeps each double as bound. The tables with a double are rebuilt, and
+        // the indexes their drop took are made again.
+        StoreMigration(
+            name: "doublesKeepTheirSign",
+            sql: ReleasedTables.schema1.flatMap { $0.rebuiltWithoutRealColumns() }
+                + (readinessIndexes + [sleepStageBlocksBySession]).filter { index in
+                    ReleasedTables.schema1.contains { table in
+                        table.columns.contains { $0.definition.hasPrefix("REAL") } && index.contains(#"ON "\#(table.name)" ("#)
+                    }
+                }
+        ),
     ]
 
     /// The indexes of the readiness queries, as `createReadinessIndexes` made them (and

@@ -8,7 +8,9 @@ import PulseSQLite
 ///
 /// Column types: UUIDs and strings are TEXT (UUIDs upper-case), dates INTEGER milliseconds
 /// since 1970 (exact, and ordered for the readiness range queries), booleans INTEGER 0/1,
-/// integers INTEGER, doubles REAL.
+/// integers INTEGER, doubles with no declared type. A REAL column would lose negative zero:
+/// SQLite writes an integral double of a REAL column as an integer and reads back `0.0`;
+/// a column without a type keeps every double as it was bound, eight bytes, sign and all.
 package enum StoreSchema {
     /// The identifier as an SQL quoted name (`SQLiteDatabase.quoted`).
     package static func quoted(_ identifier: String) -> String { SQLiteDatabase.quoted(identifier) }
@@ -24,7 +26,7 @@ package enum StoreSchema {
         switch type {
         case .uuid, .string: return "TEXT"
         case .date, .int, .bool: return "INTEGER"
-        case .double: return "REAL"
+        case .double: return ""
         }
     }
 
@@ -32,7 +34,8 @@ package enum StoreSchema {
     ///   unique index instead since `uniqueKeysAsIndexes`, and `verify`'s round trip has neither).
     package static func createTable(_ table: ArchiveTable, unique: Bool = true) -> String {
         var columns = table.fields.map { field in
-            "\(quoted(field.name)) \(columnType(field.type))\(field.isOptional ? "" : " NOT NULL")"
+            let type = columnType(field.type)
+            return "\(quoted(field.name))\(type.isEmpty ? "" : " " + type)\(field.isOptional ? "" : " NOT NULL")"
         }
         if unique { columns.append("UNIQUE (\(quoted(table.uniqueKey)))") }
         return "CREATE TABLE \(quoted(table.key)) (\n  \(columns.joined(separator: ",\n  "))\n)"

@@ -8,14 +8,18 @@ import PulseSQLite
 /// (attached to the temporary store's connection) before it is emptied; what the store holds
 /// beyond the archive is counted at the end from the keys that matched.
 final class StoreComparison {
-    /// A compared table: its name in both databases, its key, the columns compared.
+    /// A compared table: its name in both databases, its key, the columns compared, and which
+    /// of them hold doubles (compared by their bits too: SQL says `-0.0 IS 0.0`).
     private struct Compared {
         let name: String
         let key: String
         let columns: [String]
+        var doubles: Set<String> = []
     }
 
-    private static let compared: [Compared] = ArchiveTable.all.map { Compared(name: $0.key, key: $0.uniqueKey, columns: $0.fields.map(\.name)) }
+    private static let compared: [Compared] = ArchiveTable.all.map {
+        Compared(name: $0.key, key: $0.uniqueKey, columns: $0.fields.map(\.name), doubles: Set($0.fields.filter { $0.type == .double }.map(\.name)))
+    }
         + ExtensionTable.allCases.map { Compared(name: $0.rawValue, key: $0.uniqueKey, columns: [$0.uniqueKey, "row"]) }
         + [Compared(name: "settings", key: "key", columns: ["key", "value"]), Compared(name: "attachments", key: "file", columns: ["file", "contents"])]
 
@@ -36,7 +40,10 @@ final class StoreComparison {
     func compareBatch(of table: String) throws {
         guard let compared = Self.compared.first(where: { $0.name == table }) else { return }
         let t = StoreSchema.quoted(compared.name), k = StoreSchema.quoted(compared.key)
-        let same = compared.columns.map { "a.\(StoreSchema.quoted($0)) IS b.\(StoreSchema.quoted($0))" }.joined(separator: " AND ")
+        let same = compared.columns.map { column in
+            let a = "a.\(StoreSchema.quoted(column))", b = "b.\(StoreSchema.quoted(column))"
+            return compared.doubles.contains(column) ? "(\(a) IS \(b) AND double_bits(\(a)) IS double_bits(\(b)))" : "\(a) IS \(b)"
+        }.joined(separator: " AND ")
         let counts = try database.cached("""
             SELECT count(*) - count(b.\(k)), count(b.\(k)), count(b.\(k)) - coalesce(sum(\(same)), 0)
             FROM main.\(t) a LEFT JOIN store.\(t) b ON b.\(k) = a.\(k)

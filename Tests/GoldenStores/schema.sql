@@ -1,4 +1,4 @@
--- PRAGMA user_version = 6
+-- PRAGMA user_version = 7
 
 -- index activityBucketSamplesUniqueKey on activityBucketSamples
 CREATE UNIQUE INDEX "activityBucketSamplesUniqueKey" ON "activityBucketSamples" ("startEpoch");
@@ -114,7 +114,7 @@ CREATE TABLE "activityBucketSamples" (
   "date" INTEGER NOT NULL,
   "timestamp" INTEGER NOT NULL,
   "steps" INTEGER NOT NULL,
-  "distanceMeters" REAL NOT NULL,
+  "distanceMeters" NOT NULL,
   "source" TEXT NOT NULL,
   "updatedAt" INTEGER NOT NULL
 );
@@ -124,14 +124,14 @@ CREATE TABLE "activityDailies" (
   "id" TEXT NOT NULL,
   "date" INTEGER NOT NULL,
   "steps" INTEGER NOT NULL,
-  "calories" REAL NOT NULL,
-  "distanceMeters" REAL NOT NULL,
+  "calories" NOT NULL,
+  "distanceMeters" NOT NULL,
   "activeMinutes" INTEGER NOT NULL,
   "source" TEXT NOT NULL,
   "syncedAt" INTEGER,
   "createdAt" INTEGER NOT NULL,
   "updatedAt" INTEGER NOT NULL,
-  "estimatedActiveCalories" REAL
+  "estimatedActiveCalories"
 );
 
 -- table activityEvents on activityEvents
@@ -147,12 +147,12 @@ CREATE TABLE "activityEvents" (
 CREATE TABLE "activityGpsPoints" (
   "id" TEXT NOT NULL,
   "sessionId" TEXT NOT NULL,
-  "latitude" REAL NOT NULL,
-  "longitude" REAL NOT NULL,
-  "altitude" REAL,
-  "horizontalAccuracy" REAL,
-  "speed" REAL,
-  "course" REAL,
+  "latitude" NOT NULL,
+  "longitude" NOT NULL,
+  "altitude",
+  "horizontalAccuracy",
+  "speed",
+  "course",
   "timestamp" INTEGER NOT NULL,
   "accepted" INTEGER NOT NULL,
   "rejectionReason" TEXT
@@ -164,7 +164,7 @@ CREATE TABLE "activitySamples" (
   "sessionId" TEXT NOT NULL,
   "measurementId" TEXT,
   "kind" TEXT NOT NULL,
-  "value" REAL NOT NULL,
+  "value" NOT NULL,
   "unit" TEXT NOT NULL,
   "timestamp" INTEGER NOT NULL,
   "source" TEXT NOT NULL,
@@ -178,7 +178,7 @@ CREATE TABLE "activitySensorPollEvents" (
   "timestamp" INTEGER NOT NULL,
   "kind" TEXT NOT NULL,
   "status" TEXT NOT NULL,
-  "value" REAL,
+  "value",
   "errorMessage" TEXT
 );
 
@@ -189,14 +189,14 @@ CREATE TABLE "activitySessions" (
   "statusRaw" TEXT NOT NULL,
   "startedAt" INTEGER NOT NULL,
   "endedAt" INTEGER,
-  "totalPauseSeconds" REAL NOT NULL,
-  "calories" REAL,
-  "distanceMeters" REAL,
-  "avgHeartRate" REAL,
-  "minHeartRate" REAL,
-  "maxHeartRate" REAL,
-  "avgSpO2" REAL,
-  "latestSpO2" REAL,
+  "totalPauseSeconds" NOT NULL,
+  "calories",
+  "distanceMeters",
+  "avgHeartRate",
+  "minHeartRate",
+  "maxHeartRate",
+  "avgSpO2",
+  "latestSpO2",
   "notes" TEXT,
   "useGps" INTEGER NOT NULL,
   "perceivedEffort" TEXT,
@@ -235,7 +235,7 @@ CREATE TABLE "coachConversations" (
   "title" TEXT NOT NULL,
   "totalInputTokens" INTEGER NOT NULL,
   "totalOutputTokens" INTEGER NOT NULL,
-  "totalCostUSD" REAL NOT NULL,
+  "totalCostUSD" NOT NULL,
   "createdAt" INTEGER NOT NULL,
   "updatedAt" INTEGER NOT NULL
 );
@@ -265,7 +265,7 @@ CREATE TABLE "coachMessages" (
   "attachmentsJSON" TEXT,
   "inputTokens" INTEGER,
   "outputTokens" INTEGER,
-  "costUSD" REAL,
+  "costUSD",
   "modelUsed" TEXT,
   "providerUsed" TEXT,
   "loggedActivityIdsJSON" TEXT,
@@ -378,7 +378,7 @@ CREATE TABLE "mealEntries" ("id" TEXT NOT NULL UNIQUE, "row" TEXT NOT NULL);
 CREATE TABLE "measurements" (
   "id" TEXT NOT NULL,
   "kindRaw" TEXT NOT NULL,
-  "value" REAL NOT NULL,
+  "value" NOT NULL,
   "unit" TEXT NOT NULL,
   "timestamp" INTEGER NOT NULL,
   "sourceRaw" TEXT NOT NULL,
@@ -407,7 +407,7 @@ CREATE TABLE "readinessDailies" (
   "date" INTEGER NOT NULL,
   "score" INTEGER NOT NULL,
   "bandRaw" TEXT NOT NULL,
-  "availablePoints" REAL NOT NULL,
+  "availablePoints" NOT NULL,
   "contributorsJSON" TEXT NOT NULL,
   "algorithmVersion" INTEGER NOT NULL,
   "computedAt" INTEGER NOT NULL,
@@ -455,13 +455,13 @@ CREATE TABLE "userGoals" (
   "sleepMinutes" INTEGER NOT NULL,
   "activeMinutes" INTEGER NOT NULL,
   "workoutsPerWeek" INTEGER NOT NULL,
-  "distanceMeters" REAL NOT NULL,
+  "distanceMeters" NOT NULL,
   "calories" INTEGER NOT NULL,
   "updatedAt" INTEGER NOT NULL,
-  "intakeCalories" REAL,
-  "intakeProteinG" REAL,
-  "intakeCarbsG" REAL,
-  "intakeFatG" REAL,
+  "intakeCalories",
+  "intakeProteinG",
+  "intakeCarbsG",
+  "intakeFatG",
   "nutritionEnabled" INTEGER
 );
 
@@ -471,23 +471,23 @@ CREATE TABLE "userProfiles" (
   "name" TEXT,
   "age" INTEGER,
   "sex" TEXT,
-  "heightCm" REAL,
-  "weightKg" REAL,
+  "heightCm",
+  "weightKg",
   "unitsRaw" TEXT NOT NULL,
   "onboardingCompleted" INTEGER NOT NULL,
   "baselineCompleted" INTEGER NOT NULL,
   "athleteMode" INTEGER NOT NULL,
-  "altitudeMeters" REAL,
+  "altitudeMeters",
   "usesBetaBlockers" INTEGER,
   "hasKnownLungCondition" INTEGER,
   "preferredGlucoseUnitRaw" TEXT NOT NULL,
   "hrZoneModeRaw" TEXT NOT NULL,
-  "hrRestingBaseline" REAL,
+  "hrRestingBaseline",
   "hrRestingBaselineUpdatedAt" INTEGER,
-  "hrCustomLowUpper" REAL,
-  "hrCustomAthleticUpper" REAL,
-  "hrCustomElevatedStart" REAL,
-  "hrCustomHighStart" REAL,
+  "hrCustomLowUpper",
+  "hrCustomAthleticUpper",
+  "hrCustomElevatedStart",
+  "hrCustomHighStart",
   "createdAt" INTEGER NOT NULL,
   "updatedAt" INTEGER NOT NULL
 );

@@ -239,12 +239,12 @@ struct DatesAndNumbersTests {
         #expect(ArchiveNumber.integer(Array(literal.utf8)) == nil, "\(literal)")
     }
 
-    @Test("double fields read -0 as 0, so the archive, the store and every export agree")
-    func negativeZeroIsZero() throws {
+    @Test("double fields keep negative zero: -0 is read as -0.0, a value that underflows to zero keeps its sign")
+    func negativeZeroKeepsItsSign() throws {
         for literal in ["-0", "-0.0", "-0e5", "-1e-400"] {
             var bytes = Array(literal.utf8)
             let value = try #require(ArchiveNumber.double(&bytes))
-            #expect(value == 0 && value.sign == .plus, "\(literal)")
+            #expect(value == 0 && value.sign == .minus, "\(literal)")
         }
         let dir = TemporaryDirectory()
         let path = dir.write("z.json", try EdgeArchives.ios(#""value":[^,}]*"#, #""value":-0"#))
@@ -254,19 +254,33 @@ struct DatesAndNumbersTests {
             Issue.record("no value read")
             return
         }
-        #expect(value.sign == .plus)
+        #expect(value == 0 && value.sign == .minus)
+        #expect(FieldValue.double(-0.0) != FieldValue.double(0), "a round trip that lost the sign would compare equal")
     }
 
-    @Test("an integer field written 9007199254740993.0 and -0 in any number field come back exactly through import, export and import")
+    @Test("an integer field written 9007199254740993.0 and -0 in a double field come back exactly through import, export and import")
     func numbersThroughTheBinary() throws {
         var text = try EdgeArchives.ios(#""totalMinutes":-?[0-9]+"#, #""totalMinutes":9007199254740993.0"#)
         text = text.replacingOccurrences(of: #""value":[^,}]*"#, with: #""value":-0"#, options: .regularExpression)
         let exported = try expectClosed(text)
         #expect(exported.contains(#""totalMinutes":9007199254740993,"#), "the integer lost precision")
-        #expect(exported.contains(#""value":0}"#) && !exported.contains(#":-0"#))
+        #expect(exported.contains(#""value":-0}"#) && !exported.contains(#""value":0}"#), "negative zero came back as zero")
         let dir = TemporaryDirectory()
         let verify = try CLI.run(["verify", dir.write("n.json", text)])
         #expect(verify.exitCode == 0, "\(verify.stdout)\(verify.stderr)")
+    }
+
+    @Test("verify against a store that holds 0 where the archive has -0 reports the difference")
+    func verifySeesTheSign() throws {
+        let dir = TemporaryDirectory()
+        let negative = dir.write("negative.json", try EdgeArchives.ios(#""value":[^,}]*"#, #""value":-0"#))
+        let positive = dir.write("positive.json", try EdgeArchives.ios(#""value":[^,}]*"#, #""value":0"#))
+        let store = dir.file("store")
+        let imported = try CLI.run(["import", positive, "--store", store, "--no-backfill"])
+        #expect(imported.exitCode == 0, "\(imported.stderr)")
+        let verify = try CLI.run(["verify", negative, "--store", store])
+        #expect(verify.exitCode == 1, "\(verify.stdout)\(verify.stderr)")
+        #expect(verify.stdout.contains("measurements"), "\(verify.stdout)")
     }
 
     @Test("an integer field with a fraction is refused naming table, row and field")

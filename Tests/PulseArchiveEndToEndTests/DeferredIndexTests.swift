@@ -35,7 +35,9 @@ struct DeferredIndexTests {
         try StoreMigration.migrate(database)
         let kept = try StoreFixtures.rawContent(of: dir.file("old.sqlite"))
         #expect(kept.version == Int64(StoreMigration.all.count))
-        #expect(kept.rows["measurements"] == [[.int(1)] + rows[0].values, [.int(3)] + rows[2].values])
+        // Written into schema 5's REAL column, negative zero was already zero.
+        let signLost = rows[2].values.map { $0 == .double(-0.0) ? FieldValue.double(0) : $0 }
+        #expect(kept.rows["measurements"] == [[.int(1)] + rows[0].values, [.int(3)] + signLost])
         #expect { try writer.add(rows[0], to: .measurements) } throws: { ($0 as? SQLiteError)?.kind == .duplicateKey }
 
         try PrivateFiles.touch(dir.file("new.sqlite"))
@@ -47,6 +49,37 @@ struct DeferredIndexTests {
         }
         #expect(migrated.contains { $0.hasPrefix("index | measurementsByKindAndTime |") })
         #expect(!migrated.contains { $0.contains("sqlite_autoindex_measurements") })
+    }
+
+    @Test("a store left at schema 6 is migrated so doubles keep their sign: rows, rowids, indexes kept; negative zero then stays negative")
+    func migrationToDoublesWithSign() throws {
+        let dir = TemporaryDirectory()
+        try PrivateFiles.touch(dir.file("old.sqlite"))
+        let database = try SQLiteDatabase(path: dir.file("old.sqlite"), create: false)
+        try StoreMigration.migrate(database, through: 6)
+        let row = RowFactory.minimal(.measurements, index: 1)
+        let valueIndex = ArchiveTable.measurements.fieldIndex("value")!
+        var negative = RowFactory.minimal(.measurements, index: 2)
+        negative[valueIndex] = .double(-0.0)
+        do {
+            let writer = try StoreRowWriter(database: database)
+            try writer.add(row, to: .measurements)
+            try writer.add(negative, to: .measurements)
+        }
+        #expect(try database.integer(#"SELECT count(*) FROM "measurements" WHERE double_bits("value") = double_bits(-0.0)"#) == 0,
+                "schema 6's REAL column kept a negative zero: the migration would not be needed")
+
+        try StoreMigration.migrate(database)
+        var again = RowFactory.minimal(.measurements, index: 3)
+        again[valueIndex] = .double(-0.0)
+        try StoreRowWriter(database: database).add(again, to: .measurements)
+        let kept = try StoreFixtures.rawContent(of: dir.file("old.sqlite"))
+        let zero = negative.values.map { $0 == .double(-0.0) ? FieldValue.double(0) : $0 }
+        #expect(kept.rows["measurements"] == [[.int(1)] + row.values, [.int(2)] + zero, [.int(3)] + again.values])
+
+        try PrivateFiles.touch(dir.file("new.sqlite"))
+        try StoreMigration.migrate(try SQLiteDatabase(path: dir.file("new.sqlite"), create: false))
+        #expect(try schema(dir.file("old.sqlite")) == (try schema(dir.file("new.sqlite"))))
     }
 
     @Test("a new database gets the current schema directly: the same objects as replaying every step, every step recorded, no table rebuilt")

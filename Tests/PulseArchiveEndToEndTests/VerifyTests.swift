@@ -191,7 +191,7 @@ struct RoundTripComparisonTests {
         let table = ArchiveTable.measurements
         // A store whose column loses precision (a double in a TEXT column keeps 15 digits),
         // the kind of change a restore must never make unnoticed.
-        let create = StoreSchema.createTable(table, unique: false).replacingOccurrences(of: #""value" REAL"#, with: #""value" TEXT"#)
+        let create = StoreSchema.createTable(table, unique: false).replacingOccurrences(of: #""value" NOT NULL"#, with: #""value" TEXT NOT NULL"#)
         try roundTrip.database.execute(#"DROP TABLE "measurements"; "# + create)
         try roundTrip.begin(.table(table))
         for i in 0..<3 {

@@ -9,7 +9,9 @@ import Darwin
 ///
 /// What the reader keeps of a number is exactly what the writer writes back, so
 /// import → export → import is a fixed point: the text may be canonicalised once (`5.0` → `5`,
-/// `-0` → `0`, `1E2` → `100`), the value never changes afterwards.
+/// `1E2` → `100`; in an integer field `-0` → `0`, the integer it is), the value never changes
+/// afterwards. A double keeps its sign: `-0` in a double field is negative zero and is written
+/// back as `-0`, as the app's own encoder does.
 public enum ArchiveNumber {
     // MARK: - Integer fields
 
@@ -82,22 +84,15 @@ public enum ArchiveNumber {
 
     // MARK: - Double fields
 
-    /// The nearest double to a valid JSON number literal, canonical (`canonical(_:)`); nil
-    /// when it is beyond the largest finite double (`1e999`).
+    /// The nearest double to a valid JSON number literal, negative zero included; nil when it
+    /// is beyond the largest finite double (`1e999`).
     public static func double(_ literal: inout [UInt8]) -> Double? {
         literal.append(0)
         defer { literal.removeLast() }
         let value = literal.withUnsafeBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { strtod($0, nil) }
         }
-        return value.isFinite ? canonical(value) : nil
-    }
-
-    /// The value a double field holds: negative zero is zero. The store (SQLite keeps no
-    /// negative zero) would make it zero after an import anyway; doing it at read time means
-    /// the archive, the staged rows, `verify`'s round trip and the next export all agree.
-    public static func canonical(_ value: Double) -> Double {
-        value == 0 ? 0 : value
+        return value.isFinite ? value : nil
     }
 
     /// Why the writer cannot write `value` in a double field, or nil when it can: only finite
@@ -107,8 +102,8 @@ public enum ArchiveNumber {
     }
 
     /// A double field as the writer writes it: the shortest text that reads back as the
-    /// same (canonical) double.
+    /// same double (`-0` for negative zero).
     static func appendDouble(_ value: Double, to out: inout [UInt8]) {
-        JSONText.appendNumber(canonical(value), to: &out)
+        JSONText.appendNumber(value, to: &out)
     }
 }
