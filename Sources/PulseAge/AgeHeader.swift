@@ -15,6 +15,15 @@ struct AgeHeader {
     static let maxLineBytes = 64 * 1024
     static let maxHeaderBytes = 1 << 20
 
+    /// The one rule for a header's length, from the intro line through the MAC line's
+    /// newline: the reader refuses a longer one, so the writer never writes one.
+    static func exceedsLimit(_ byteCount: Int) -> Bool { byteCount > maxHeaderBytes }
+
+    /// The length of the header the writer makes for `count` X25519 recipients: the intro line
+    /// (22 bytes), per stanza `-> X25519 <43>` (54) and its 32-byte body as one line of 43
+    /// (44), the MAC line `--- <43>` (48).
+    static func x25519HeaderLength(recipients count: Int) -> Int { 22 + 98 * count + 48 }
+
     var stanzas: [AgeStanza]
     var mac: [UInt8]
     var macInput: [UInt8]
@@ -29,7 +38,7 @@ struct AgeHeader {
             }
             raw += line
             raw.append(UInt8(ascii: "\n"))
-            guard raw.count <= maxHeaderBytes else { throw damaged("the header is longer than \(maxHeaderBytes) bytes") }
+            guard !exceedsLimit(raw.count) else { throw damaged("the header is longer than \(maxHeaderBytes) bytes") }
             return line
         }
 
@@ -104,6 +113,19 @@ public enum AgeFormat {
     public static let defaultWorkFactor = 18
     /// Plaintext bytes per payload chunk.
     public static let chunkSize = 64 * 1024
+    /// The most X25519 recipients one file can have: a header of more is longer than readers
+    /// (ours, as `age`'s own limits go) accept, so the writer refuses it (10 699).
+    public static let maximumX25519Recipients = (AgeHeader.maxHeaderBytes - AgeHeader.x25519HeaderLength(recipients: 0)) / 98
+
+    /// Refuses, before any work, a number of X25519 recipients whose header no reader of ours
+    /// would accept.
+    /// - Throws: `.tooManyRecipients`.
+    public static func checkRecipientCount(_ count: Int) throws(AgeError) {
+        let length = AgeHeader.x25519HeaderLength(recipients: count)
+        guard !AgeHeader.exceedsLimit(length) else {
+            throw AgeError(.tooManyRecipients, "\(count) recipients make an age header of \(length) bytes, longer than the \(AgeHeader.maxHeaderBytes) bytes readers accept: at most \(maximumX25519Recipients) recipients per file")
+        }
+    }
 
     /// True when `head` (the first bytes of a file: give at least the first 1 100 bytes, or the
     /// whole file when shorter) starts like an age file: `age-encryption.org/`, or the armor's
