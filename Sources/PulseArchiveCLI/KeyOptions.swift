@@ -163,9 +163,13 @@ enum KeyOptions {
     /// An age identity file given as a passphrase file would make its first line — the public
     /// `# created: …` comment of `age-keygen` and `keygen` — the passphrase.
     static func refuseIdentityFile(_ bytes: [UInt8], file: String) throws {
+        // Compared byte by byte on each line's start: no String copy of a secret is made.
+        let upper = { (byte: UInt8) in byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte }
         let holdsIdentity = bytes.split(separator: 0x0A).contains { line in
-            let text = String(decoding: line.drop { $0 == 0x20 || $0 == 0x09 }, as: UTF8.self).uppercased()
-            return text.hasPrefix("AGE-SECRET-KEY-") || text.hasPrefix("AGE-PLUGIN-")
+            let start = line.drop { $0 == 0x20 || $0 == 0x09 }
+            return [Array("AGE-SECRET-KEY-".utf8), Array("AGE-PLUGIN-".utf8)].contains { prefix in
+                start.count >= prefix.count && zip(start, prefix).allSatisfy { upper($0) == $1 }
+            }
         }
         guard holdsIdentity else { return }
         throw KeyError(.identityAsPassphrase, "the passphrase file \(file) is an age identity file (it holds an AGE-SECRET-KEY-… line), not a passphrase: give it with --identity \(file) to read archives; to encrypt to it, give its public key with --recipient (pulse-archive keygen -y \(file) prints it)")
