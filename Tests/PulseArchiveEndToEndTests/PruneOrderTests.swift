@@ -3,6 +3,7 @@ import Testing
 import PulseAge
 import PulseArchive
 import PulseSystem
+@testable import PulseBackups
 @testable import PulseTestSupport
 @testable import PulseStoreTestSupport
 
@@ -196,6 +197,25 @@ import PulseSystem
                 #expect(result.json["newestCheck"] as? String == "header")
             }
         }
+    }
+
+    @Test("which time dates a backup: the gzip header's, else the file's, each only within the name's minute in some zone; else the name in TZ")
+    func datingRules() throws {
+        let name = try #require(BackupName("pulseloop-backup-2026-03-15-1200.json.gz"))
+        let digits: Int64 = 1_773_576_000  // 2026-03-15T12:00:00Z, the digits read as UTC
+        let zone = try #require(TimeZone(identifier: "Europe/Berlin"))  // UTC+1 in March
+        #expect(name.possibleInstants == (digits - 14 * 3600)...(digits + 12 * 3600 + 59))
+        // The gzip header wins, and the file's time refines it within its second.
+        #expect(Backup.dated(name, gzipTime: digits, fileTime: (digits + 5) * 1000, zone: zone) == Backup(name: name, madeAt: digits * 1000, madeAtSource: .gzipHeader))
+        #expect(Backup.dated(name, gzipTime: digits, fileTime: digits * 1000 + 250, zone: zone).madeAt == digits * 1000 + 250)
+        // At either end of the window, and just past it.
+        #expect(Backup.dated(name, gzipTime: digits - 14 * 3600, fileTime: nil, zone: zone).madeAtSource == .gzipHeader)
+        #expect(Backup.dated(name, gzipTime: digits + 12 * 3600 + 59, fileTime: nil, zone: zone).madeAtSource == .gzipHeader)
+        #expect(Backup.dated(name, gzipTime: digits + 12 * 3600 + 60, fileTime: nil, zone: zone).madeAtSource == .name)
+        // MTIME 0 (no time), or a time no zone could show as 12:00 that day: the file's time.
+        #expect(Backup.dated(name, gzipTime: 0, fileTime: (digits - 3600) * 1000, zone: zone) == Backup(name: name, madeAt: (digits - 3600) * 1000, madeAtSource: .fileTime))
+        // A copy's file time a day later, and no gzip time: the name, read in the zone given.
+        #expect(Backup.dated(name, gzipTime: nil, fileTime: (digits + 86_400) * 1000, zone: zone) == Backup(name: name, madeAt: (digits - 3600) * 1000, madeAtSource: .name))
     }
 
     /// Every other backup of `name`'s minute in `names` has a lower `-n`.
