@@ -33,6 +33,7 @@ public final class AgeEncryptingSink: RewritableSink {
 
     public convenience init(output: ByteSink, recipients: [AgeX25519Recipient]) throws {
         guard !recipients.isEmpty else { throw AgeError(.recipientSyntax, "no recipient to encrypt to") }
+        try AgeFormat.checkRecipientCount(recipients.count)
         let fileKey = try SecretBytes.random(count: 16)
         var stanzas: [AgeStanza] = []
         for recipient in recipients {
@@ -80,6 +81,10 @@ public final class AgeEncryptingSink: RewritableSink {
             } while index <= body.count
         }
         header += Array("---".utf8)
+        // The MAC line is 47 bytes more: what a reader of ours refuses is never written.
+        guard !AgeHeader.exceedsLimit(header.count + 1 + 43 + 1) else {
+            throw AgeError(.tooManyRecipients, "the age header would be longer than the \(AgeHeader.maxHeaderBytes) bytes readers accept")
+        }
         let macKey = try fileKey.withBytes { (key) throws(AgeError) in try LibCrypto.hkdfSHA256(key: key, salt: [], info: "header") }
         let mac = try LibCrypto.hmacSHA256(key: macKey, data: header)
         header += [UInt8(ascii: " ")] + AgeBase64.encode(mac) + [UInt8(ascii: "\n")]

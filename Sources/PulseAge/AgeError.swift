@@ -34,6 +34,9 @@ public enum AgeErrorKind: String, Sendable {
     case identityFileSyntax
     /// A recipient (`age1…`) or a line of a recipients file does not parse.
     case recipientSyntax
+    /// More recipients than a header readers accept can hold (`AgeFormat.maximumX25519Recipients`):
+    /// refused by the writer before any work.
+    case tooManyRecipients
     /// An scrypt stanza asks for a work factor above 22: refused before any scrypt work.
     case workFactorTooLarge
     /// The ASCII armor (`-----BEGIN AGE ENCRYPTED FILE-----`) is malformed.

@@ -15,6 +15,15 @@ struct AgeHeader {
     static let maxLineBytes = 64 * 1024
     static let maxHeaderBytes = 1 << 20
 
+    /// The one rule for a header's length, from the intro line through the MAC line's
+    /// newline: the reader refuses a longer one, so the writer never writes one.
+    static func exceedsLimit(_ byteCount: Int) -> Bool { byteCount > maxHeaderBytes }
+
+    /// The length of the header the writer makes for `count` X25519 recipients: the intro line
+    /// (22 bytes), per stanza `-> X25519 <43>` (54) and its 32-byte body as one line of 43
+    /// (44), the MAC line `--- <43>` (48).
+    static func x25519HeaderLength(recipients count: Int) -> Int { 22 + 98 * count + 48 }
+
     var stanzas: [AgeStanza]
     var mac: [UInt8]
     var macInput: [UInt8]
@@ -29,7 +38,7 @@ struct AgeHeader {
             }
             raw += line
             raw.append(UInt8(ascii: "\n"))
-            guard raw.count <= maxHeaderBytes else { throw damaged("the header is longer than \(maxHeaderBytes) bytes") }
+            guard !exceedsLimit(raw.count) else { throw damaged("the header is longer than \(maxHeaderBytes) bytes") }
             return line
         }
 
@@ -37,6 +46,9 @@ struct AgeHeader {
             throw damaged("the file is empty")
         }
         if first != intro {
+            if first == intro + [0x0D] {
+                throw AgeError(.damagedHeader, "\(name): the file's line ends were converted to CR LF (copied as text: an FTP transfer in ASCII mode, git's autocrlf, a Windows editor), which damages its binary payload as well: copy the original again in binary mode")
+            }
             if first.starts(with: versionPrefix) {
                 let version = first.dropFirst(versionPrefix.count).prefix(16)
                 let shown = version.allSatisfy({ $0 >= 0x21 && $0 <= 0x7e }) ? String(decoding: version, as: UTF8.self) : "?"
@@ -101,6 +113,19 @@ public enum AgeFormat {
     public static let defaultWorkFactor = 18
     /// Plaintext bytes per payload chunk.
     public static let chunkSize = 64 * 1024
+    /// The most X25519 recipients one file can have: a header of more is longer than readers
+    /// (ours, as `age`'s own limits go) accept, so the writer refuses it (10 699).
+    public static let maximumX25519Recipients = (AgeHeader.maxHeaderBytes - AgeHeader.x25519HeaderLength(recipients: 0)) / 98
+
+    /// Refuses, before any work, a number of X25519 recipients whose header no reader of ours
+    /// would accept.
+    /// - Throws: `.tooManyRecipients`.
+    public static func checkRecipientCount(_ count: Int) throws(AgeError) {
+        let length = AgeHeader.x25519HeaderLength(recipients: count)
+        guard !AgeHeader.exceedsLimit(length) else {
+            throw AgeError(.tooManyRecipients, "\(count) recipients make an age header of \(length) bytes, longer than the \(AgeHeader.maxHeaderBytes) bytes readers accept: at most \(maximumX25519Recipients) recipients per file")
+        }
+    }
 
     /// True when `head` (the first bytes of a file: give at least the first 1 100 bytes, or the
     /// whole file when shorter) starts like an age file: `age-encryption.org/`, or the armor's
@@ -119,6 +144,46 @@ public enum AgeFormat {
         let (input, armored) = try openInput(CountedSource(source), name: name)
         let header = try AgeHeader.read(from: input, name: name)
         return AgeHeaderSummary(stanzaTypes: header.stanzas.map(\.type), armored: armored)
+    }
+
+    /// Checks what can be checked of an age file without a key: the header parses, and the
+    /// payload after it is as long as a complete one can be — the 16-byte nonce, then chunks of
+    /// 64 KiB + 16 (the tag), the last one of 1 byte + 16 to 64 KiB + 16 (a last chunk of the
+    /// tag alone only when it is the only one, for an empty plaintext, which no archive is).
+    /// A file cut after its header, or inside its nonce, or between chunks at a place no chunk
+    /// ends, is refused. Nothing can tell a chunk that was changed, or a file cut exactly at a
+    /// chunk's end and so missing its final chunk, without the key. Reads the whole file.
+    /// - Throws: `.damagedHeader`, `.unsupportedVersion`, `.armor`, `.truncated`, `.io`.
+    public static func checkStructure(of source: ByteSource, name: String) throws(AgeError) -> AgeHeaderSummary {
+        let (input, armored) = try openInput(CountedSource(source), name: name)
+        let header = try AgeHeader.read(from: input, name: name)
+        var payload: Int64 = 0
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = try typedAge { try buffer.withUnsafeMutableBytes { bytes in try input.read(into: bytes) } }
+            if count == 0 { break }
+            payload += Int64(count)
+        }
+        if let problem = payloadProblem(length: payload) { throw AgeError(.truncated, "\(name): \(problem)") }
+        return AgeHeaderSummary(stanzaTypes: header.stanzas.map(\.type), armored: armored)
+    }
+
+    /// Why a payload (nonce and chunks) of `length` bytes cannot be complete, or nil.
+    static func payloadProblem(length: Int64) -> String? {
+        let nonce: Int64 = 16, tag = Int64(ChaChaPoly.tagSize), fullChunk = Int64(chunkSize) + tag
+        guard length >= nonce else {
+            return length == 0
+                ? "the file ends right after the age header, without the payload: it was cut short"
+                : "the file ends inside the payload's nonce: it was cut short"
+        }
+        let chunks = length - nonce
+        guard chunks > 0 else { return "the file ends after the payload's nonce, without any chunk: it was cut short" }
+        guard chunks != tag else { return "the payload is one empty chunk: the file holds nothing" }
+        let last = chunks % fullChunk
+        guard last == 0 || last > tag else {
+            return "the payload's length (\(length) bytes) is not one a complete age file can have (its last chunk would hold \(last) bytes, no more than a tag): it was cut short or damaged"
+        }
+        return nil
     }
 
     /// The stream of the age file proper: `source` itself, or the armor decoded.

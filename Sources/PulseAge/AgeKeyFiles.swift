@@ -19,6 +19,8 @@ public enum AgeIdentityFile {
             } catch {
                 switch error.kind {
                 case .unsupportedIdentity: throw AgeError(.unsupportedIdentity, "\(name), line \(number): \(error.message)")
+                case _ where AgeX25519Identity.hasLowerCase(line):
+                    throw AgeError(.identityFileSyntax, "\(name), line \(number): \(AgeX25519Identity.lowerCaseMessage) (the line is not shown, as it is a secret)")
                 default: throw AgeError(.identityFileSyntax, "\(name), line \(number): not an age X25519 identity (AGE-SECRET-KEY-1…); the line is not shown, as it may be a secret")
                 }
             }

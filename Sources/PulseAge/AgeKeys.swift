@@ -19,6 +19,7 @@ public struct AgeX25519Identity: Sendable {
         if let type = Self.unsupportedType(bech32) {
             throw AgeError(.unsupportedIdentity, "identities of type \(type)… are not supported (only X25519 identities, AGE-SECRET-KEY-1…)")
         }
+        if Self.hasLowerCase(bech32) { throw AgeError(.identityFileSyntax, Self.lowerCaseMessage) }
         guard let (hrp, data) = Bech32.decode(bech32), hrp == Self.hrp, data.count == 32
         else {
             throw AgeError(.identityFileSyntax, "not an age X25519 identity (AGE-SECRET-KEY-1… with a valid checksum)")
@@ -28,6 +29,15 @@ public struct AgeX25519Identity: Sendable {
         wiped.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
         try self.init(secret: secret)
     }
+
+    /// True for an identity with a lower-case letter. Bech32 allows either case, but age
+    /// writes and accepts identities in upper case only: one `age -d -i` refuses is not
+    /// accepted here either, so a key file works with both tools or with neither.
+    static func hasLowerCase(_ text: String) -> Bool {
+        text.uppercased().hasPrefix("AGE-SECRET-KEY-") && text.utf8.contains { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") }
+    }
+
+    static let lowerCaseMessage = "an X25519 identity with lower-case letters: age accepts identities only in upper case (AGE-SECRET-KEY-1…), so this one is refused as age refuses it; write it in upper case"
 
     init(secret: SecretBytes) throws(AgeError) {
         self.secret = secret

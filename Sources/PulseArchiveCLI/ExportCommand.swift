@@ -1,5 +1,6 @@
 import Foundation
 import PulseArchive
+import PulseBackups
 import PulseStore
 import PulseSystem
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ struct ExportCommand: Subcommand {
         discussion: "Writes one gzip-compressed archive, atomically: the file appears complete or not at all, and an existing file is never overwritten. Prints the path.",
         options: [
             .store,
-            .value("--output", "-o", valueName: "file", help: "Where to write: a new file; a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz in (-2, -3 … added when that name is taken; default: here); or - for standard output."),
+            .value("--output", "-o", valueName: "file", help: "Where to write: a new file; a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz in (-2, -3 … past every backup of that minute there; default: here); or - for standard output. A name ending .age needs --recipient, --recipients-file or --passphrase, and an encrypted export's name must end .age."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
             .recipient, .recipientsFile, .passphrase, .passphraseFile,
             .json, .quiet, .maxStringSize, .maxObjectSize,
@@ -38,6 +39,7 @@ struct ExportCommand: Subcommand {
         store = try console.storeDirectory(arguments)
         formatVersion = Int64(try ArgumentValues.integer(arguments.value("--format-version"), option: "--format-version", range: 1...2) ?? 2)
         output = try Self.destination(arguments.value("--output"), at: Date(), encrypted: KeyOptions.encrypts(arguments),
+                                      passphraseVariableSet: console.environment[KeyOptions.variable] != nil,
                                       zone: { try ArgumentValues.timeZone(nil, environment: console.environment) })
         if case .stream = output, isatty(STDOUT_FILENO) == 1 {
             throw UsageError(message: "Standard output is a terminal: an archive is binary; redirect it (-o - > FILE, or a pipe) or name a file with -o")
@@ -53,11 +55,40 @@ struct ExportCommand: Subcommand {
     /// `-o` as given; `-` for standard output; a new file with the default name in the
     /// directory `-o` names (a backup job's `-o /backups/`), or here without `-o`.
     /// - Parameter zone: the local zone, asked only when the default name is needed.
-    /// - Parameter encrypted: the default name ends `.json.gz.age`.
-    static func destination(_ output: String?, at date: Date, encrypted: Bool, zone: () throws -> TimeZone) throws -> ExportDestination {
+    /// - Parameter encrypted: the default name ends `.json.gz.age`; a name given must end `.age`
+    ///   exactly when the export encrypts (`requireTruthfulName`).
+    static func destination(_ output: String?, at date: Date, encrypted: Bool, passphraseVariableSet: Bool = false,
+                            zone: () throws -> TimeZone) throws -> ExportDestination {
         if output == "-" { return .stream(FileSink(try SystemFile.standardOutput())) }
-        if let output, !PrivateFiles.isDirectory(output) { return .file(output) }
-        return .newFile(directory: output ?? "", stem: defaultStem(at: date, zone: try zone()), suffix: encrypted ? ".json.gz.age" : ".json.gz")
+        if let output, !PrivateFiles.isDirectory(output) {
+            try requireTruthfulName(output, encrypted: encrypted, passphraseVariableSet: passphraseVariableSet)
+            return .file(output)
+        }
+        let directory = output ?? ""
+        let stem = defaultStem(at: date, zone: try zone())
+        guard let first = try BackupDirectory.nextSequence(forStem: stem, in: directory.isEmpty ? "." : directory) else {
+            throw StoreError(.refused, "\(directory.isEmpty ? "." : directory) holds a backup of the minute \(stem) with a suffix longer than export writes: name the file with -o")
+        }
+        return .newFile(directory: directory, stem: stem, suffix: encrypted ? ".json.gz.age" : ".json.gz", firstAttempt: first)
+    }
+
+    /// A name ending `.age` promises age data, and people, scripts, `gunzip` and `prune` go by
+    /// it: plaintext under it would sit unprotected where the owner believes it encrypted, and
+    /// age data under a `.json.gz` name is a file `gunzip` cannot read. So the name must say
+    /// what the file is, checked before the store is opened or a passphrase asked. Letter case
+    /// is ignored, as on the file systems of USB sticks (`.AGE` is `.age` there).
+    static func requireTruthfulName(_ path: String, encrypted: Bool, passphraseVariableSet: Bool) throws {
+        let saysAge = path.lowercased().hasSuffix(".age")
+        if saysAge, !encrypted {
+            var message = "'-o \(path)' ends in .age, which promises an encrypted archive, but no --recipient, --recipients-file or --passphrase was given: add one to encrypt, or drop .age from the name"
+            if passphraseVariableSet {
+                message += " (\(KeyOptions.variable) is set, but export encrypts with it only when --passphrase is given)"
+            }
+            throw UsageError(message: message)
+        }
+        if !saysAge, encrypted {
+            throw UsageError(message: "'-o \(path)' is to hold an encrypted (age) archive, but its name does not end in .age: name it \(path).age (gunzip, prune and people go by the name)")
+        }
     }
 
     /// `pulseloop-backup-<yyyy-MM-dd-HHmm>`, in local time: the app's name for its archives.

@@ -16,6 +16,8 @@ enum KeyErrorKind: String, Sendable {
     case noPassphrase
     /// The two passphrases typed on the terminal differ.
     case passphraseMismatch
+    /// The passphrase file is an age identity file.
+    case identityAsPassphrase
 }
 
 /// The options that give keys: `--identity`/`--passphrase-file` for the commands that read an
@@ -115,6 +117,7 @@ enum KeyOptions {
         guard !recipients.isEmpty else {
             throw KeyError(.unreadableFile, "the recipients files hold no recipient (age1…): nothing to encrypt to")
         }
+        try AgeFormat.checkRecipientCount(recipients.count)
         return { output in try AgeEncryptingSink(output: output, recipients: recipients) }
     }
 
@@ -124,8 +127,14 @@ enum KeyOptions {
         if let file {
             var bytes = try readKeyFile(file, what: "passphrase file")
             defer { wipe(&bytes) }
+            try refuseIdentityFile(bytes, file: file)
             var line = Array(bytes.prefix { $0 != 0x0A })
             if line.last == 0x0D { line.removeLast() }
+            if line.starts(with: utf8BOM) {
+                // An editor's mark, not typed: age, asking on a terminal, never sees one.
+                line.removeFirst(utf8BOM.count)
+                console.err("warning: the passphrase file \(file) starts with a UTF-8 byte order mark (EF BB BF); it is not part of the passphrase, as it is not when the passphrase is typed into age")
+            }
             guard !line.isEmpty else { throw KeyError(.emptyPassphrase, "the passphrase file \(file) has an empty first line: an empty passphrase is refused") }
             warnIfShared(file, console: console)
             return line
@@ -147,6 +156,23 @@ enum KeyOptions {
             }
         }
         return typed
+    }
+
+    static let utf8BOM: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// An age identity file given as a passphrase file would make its first line — the public
+    /// `# created: …` comment of `age-keygen` and `keygen` — the passphrase.
+    static func refuseIdentityFile(_ bytes: [UInt8], file: String) throws {
+        // Compared byte by byte on each line's start: no String copy of a secret is made.
+        let upper = { (byte: UInt8) in byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte }
+        let holdsIdentity = bytes.split(separator: 0x0A).contains { line in
+            let start = line.drop { $0 == 0x20 || $0 == 0x09 }
+            return [Array("AGE-SECRET-KEY-".utf8), Array("AGE-PLUGIN-".utf8)].contains { prefix in
+                start.count >= prefix.count && zip(start, prefix).allSatisfy { upper($0) == $1 }
+            }
+        }
+        guard holdsIdentity else { return }
+        throw KeyError(.identityAsPassphrase, "the passphrase file \(file) is an age identity file (it holds an AGE-SECRET-KEY-… line), not a passphrase: give it with --identity \(file) to read archives; to encrypt to it, give its public key with --recipient (pulse-archive keygen -y \(file) prints it)")
     }
 
     /// `message` with the options that give a key, for an archive refused as encrypted.

@@ -1,3 +1,4 @@
+import Foundation
 import PulseAge
 import PulseArchive
 import PulseBackups
@@ -14,7 +15,7 @@ struct PruneCommand: Subcommand {
         name: "prune",
         abstract: "Remove the backups in a directory that no --keep rule keeps.",
         discussion: """
-            Candidates are the regular files named pulseloop-backup-<yyyy-MM-dd-HHmm>[-n].json.gz[.age]; every other entry is listed as ignored and never touched. They are sorted newest first by the time in their name (then by -n). --keep-last N keeps the N newest; each --keep-<period> N keeps the newest archive of each of the N newest hours, days, ISO weeks, months or years that have one (restic's forget policy); an archive is kept when any rule keeps it. N = 0 turns a rule off; at least one rule must be on. The newest archive is never removed, and is read all the way first (an encrypted one: its header): when it does not read, nothing is removed and the exit code is 1.
+            Candidates are the regular files named pulseloop-backup-<yyyy-MM-dd-HHmm>[-n].json.gz[.age]; every other entry is listed as ignored and never touched. They are sorted newest first by when each was made: the gzip header's time, else the file's modification time (both set by export; one that no zone's clock could show as the name's minute does not count), else the name's date-time in the local zone; backups of one second by their names (then -n). Periods are in the local time the name records. --keep-last N keeps the N newest; each --keep-<period> N keeps the newest archive of each of the N newest hours, days, ISO weeks, months or years that have one (restic's forget policy); an archive is kept when any rule keeps it. N = 0 turns a rule off; at least one rule must be on. The newest archive is never removed, and is read all the way first (an encrypted one without a key: its header, and its length must be one a complete age file can have): when it does not read, nothing is removed and the exit code is 1.
             """,
         arguments: [.init(name: "dir", help: "The directory of backups.")],
         options: [
@@ -37,6 +38,8 @@ struct PruneCommand: Subcommand {
     let keys: AgeKeys
     /// An identity, a passphrase file or the variable was given.
     let keysGiven: Bool
+    /// The local zone: a backup nothing else dates is dated by its name read in it.
+    let zone: TimeZone
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
@@ -62,6 +65,7 @@ struct PruneCommand: Subcommand {
         limits = try ArgumentValues.limits(arguments)
         keys = try KeyOptions.decryptionKeys(arguments, console: console)
         keysGiven = KeyOptions.keysGiven(arguments, console: console)
+        zone = try ArgumentValues.timeZone(nil, environment: console.environment)
         self.console = console
     }
 
@@ -70,7 +74,7 @@ struct PruneCommand: Subcommand {
         do {
             // Read as `inspect` reads: every value checked and the rows staged (a repeated key too).
             outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits, keys: keys, keysGiven: keysGiven,
-                                    read: { _ = try ArchiveValidation.validate($0) })
+                                    zone: zone, read: { _ = try ArchiveValidation.validate($0) })
         } catch let refusal as UnreadableNewestArchive {
             let cause = ErrorAdvice.message(refusal.cause, command: Self.spec.name)
             console.err("Error: refusing to prune: the newest archive \(refusal.path) does not read (\(cause)); nothing was removed. Replace it with a good backup or move it out of the directory, then prune again")
@@ -78,7 +82,7 @@ struct PruneCommand: Subcommand {
         }
         for (_, reason) in outcome.failed { console.err("Error: \(reason)") }
         if outcome.newestCheck == .header, let newest = outcome.kept.first?.name.fileName {
-            console.err("warning: the newest archive \(ShownText.quoted(newest)) is encrypted and no key was given: it was checked only as far as its age header; give --identity or a passphrase to check it all the way")
+            console.err("warning: the newest archive \(ShownText.quoted(newest)) is encrypted and no key was given: it was checked only as far as its age header and its length (a complete file's, not one cut short); give --identity or a passphrase to check it all the way")
         }
         try console.out(json ? Self.json(outcome).text : Self.text(outcome))
         return outcome.failed.isEmpty ? 0 : 1
@@ -89,7 +93,11 @@ struct PruneCommand: Subcommand {
             .array(list.map { .object([("file", .string($0.file)), ("reason", .string($0.reason))]) })
         }
         return .object([
-            ("kept", .array(outcome.kept.map { .object([("file", .string($0.name.fileName)), ("reasons", .array($0.reasons.map { .string($0) }))]) })),
+            ("kept", .array(outcome.kept.map {
+                .object([("file", .string($0.name.fileName)), ("reasons", .array($0.reasons.map { .string($0) })),
+                         ("madeAt", .string((try? ArchiveDate.format($0.backup.madeAt)) ?? "")),
+                         ("madeAtFrom", .string($0.backup.madeAtSource.rawValue))])
+            })),
             ("removed", .array(outcome.removed.map { .string($0) })),
             ("ignored", .array(outcome.ignored.map { .string($0) })),
             ("dryRun", .bool(outcome.dryRun)),

@@ -7,43 +7,27 @@ import Darwin
 #endif
 
 /// A directory of backups as `prune` sees it: the regular files named by the scheme are
-/// candidates; every other entry (other names, directories, symbolic links — even one named
-/// like a backup — devices, sockets) is ignored and never touched.
+/// candidates, each dated (`Backup`); every other entry (other names, directories, symbolic
+/// links — even one named like a backup — devices, sockets) is ignored and never touched.
 public struct BackupDirectory {
     public let path: String
     /// The candidates, in directory order.
-    public let archives: [BackupName]
+    public let archives: [Backup]
     /// Every other entry's name, sorted.
     public let ignored: [String]
 
-    /// Lists `path` without following any link inside it.
+    /// Lists `path` without following any link inside it, and dates each candidate.
+    /// - Parameter zone: the zone a name's date-time is read in when nothing else dates it.
     /// - Throws: `SystemError` when `path` is missing, not a directory or unreadable.
-    public init(_ path: String) throws(SystemError) {
+    public init(_ path: String, zone: TimeZone = .current) throws(SystemError) {
         self.path = path
         let directory = try Self.openDirectory(path)
         defer { close(directory) }
-        // fdopendir takes over a descriptor of its own.
-        let listing = dup(directory)
-        guard listing >= 0, let stream = fdopendir(listing) else {
-            let text = errnoText()
-            if listing >= 0 { close(listing) }
-            throw SystemError(.io, "Cannot list the directory \(path): \(text)")
-        }
-        defer { closedir(stream) }
-        var archives: [BackupName] = []
+        var archives: [Backup] = []
         var ignored: [String] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(stream) else {
-                if errno != 0 { throw SystemError(.io, "Cannot list the directory \(path): \(errnoText())") }
-                break
-            }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name == "." || name == ".." { continue }
-            if let backup = BackupName(name), Self.isRegularFile(name, in: directory) {
-                archives.append(backup)
+        for name in try Self.entryNames(directory, path: path) {
+            if let backupName = BackupName(name), let times = Self.times(of: name, encrypted: backupName.encrypted, in: directory) {
+                archives.append(Backup.dated(backupName, gzipTime: times.gzip, fileTime: times.file, zone: zone))
             } else {
                 ignored.append(name)
             }
@@ -80,6 +64,30 @@ public struct BackupDirectory {
         return .removed
     }
 
+    /// The names in the open directory `directory`, but `.` and `..`.
+    private static func entryNames(_ directory: Int32, path: String) throws(SystemError) -> [String] {
+        // fdopendir takes over a descriptor of its own.
+        let listing = dup(directory)
+        guard listing >= 0, let stream = fdopendir(listing) else {
+            let text = errnoText()
+            if listing >= 0 { close(listing) }
+            throw SystemError(.io, "Cannot list the directory \(path): \(text)")
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw SystemError(.io, "Cannot list the directory \(path): \(errnoText())") }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+    }
+
     private static func openDirectory(_ path: String) throws(SystemError) -> Int32 {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -92,9 +100,51 @@ public struct BackupDirectory {
         return fd
     }
 
-    private static func isRegularFile(_ name: String, in directory: Int32) -> Bool {
+    /// The times a regular file shows without a key: its modification time, and the MTIME of
+    /// its gzip header (not for `.age`, whose first bytes are age's); nil when `name` is not a
+    /// regular file. Opened without following a link and without waiting (a FIFO put there
+    /// meanwhile is not read), and checked again once open.
+    private static func times(of name: String, encrypted: Bool, in directory: Int32) -> (file: Int64?, gzip: Int64?)? {
         var info = stat()
-        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return false }
-        return info.st_mode & S_IFMT == S_IFREG
+        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard !encrypted else { return (modificationMilliseconds(info), nil) }
+        let fd = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        // Unreadable: still a candidate (prune removes by name); its file time dates it.
+        guard fd >= 0 else { return (modificationMilliseconds(info), nil) }
+        defer { close(fd) }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        var header = [UInt8](repeating: 0, count: 8)
+        let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        // ID1 ID2 CM (deflate), FLG, then MTIME, four bytes little-endian.
+        guard count == 8, header[0] == 0x1f, header[1] == 0x8b, header[2] == 8 else { return (modificationMilliseconds(info), nil) }
+        let mtime = header[4..<8].reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        return (modificationMilliseconds(info), mtime)
+    }
+
+    /// The modification time in milliseconds since 1970.
+    private static func modificationMilliseconds(_ info: stat) -> Int64 {
+        #if canImport(Darwin)
+        let time = info.st_mtimespec
+        #else
+        let time = info.st_mtim
+        #endif
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
+    /// The `-n` an export should give a new backup of the minute `stem` in `path`: one past the
+    /// highest of that minute's names there (any entry, plain or `.age`), 1 (no suffix) when
+    /// there is none. Never a lower one freed by `prune`, which would sort before a backup
+    /// made earlier. Nil when a suffix there is longer than export writes.
+    /// - Throws: `SystemError` when `path` cannot be listed.
+    public static func nextSequence(forStem stem: String, in path: String) throws(SystemError) -> Int? {
+        let directory = try openDirectory(path)
+        defer { close(directory) }
+        var highest = 0
+        for name in try entryNames(directory, path: path) {
+            guard let backup = BackupName(name), backup.stem == stem else { continue }
+            guard let number = backup.sequenceNumber else { return nil }
+            highest = max(highest, number)
+        }
+        return highest + 1
     }
 }

@@ -1,10 +1,13 @@
+import Foundation
+
 /// A file name of the backup scheme, `pulseloop-backup-<yyyy-MM-dd-HHmm>[-n].json.gz[.age]`:
 /// the names `export -o DIR` writes (with `-n`, n ≥ 2, when the minute's name was taken), and
 /// the same encrypted with age. Anything else is not a backup of ours and is never touched.
 ///
-/// The time is the name's local time, without a zone: a calendar date-time compared by its
-/// components, never converted to an instant (a name written in summer and one written in
-/// winter compare as their digits say).
+/// The time is the name's local time, without a zone: the local time where and when the backup
+/// was made, which the policy's periods are taken from. It is not an instant: the order of
+/// backups is the instant each was made (`Backup`), the name's digits only where nothing else
+/// tells it.
 public struct BackupName: Sendable, Equatable {
     public let fileName: String
     public let year: Int
@@ -17,6 +20,8 @@ public struct BackupName: Sendable, Equatable {
     public let sequence: String
     /// The name ends `.age`: the archive is encrypted.
     public let encrypted: Bool
+    /// `pulseloop-backup-<yyyy-MM-dd-HHmm>`: the part the names of one minute share.
+    public let stem: String
 
     static let prefix = Array("pulseloop-backup-".utf8)
     static let gzipSuffix = Array(".json.gz".utf8)
@@ -61,7 +66,41 @@ public struct BackupName: Sendable, Equatable {
         self.minute = minute
         self.sequence = sequence
         self.encrypted = encrypted
+        stem = String(decoding: Self.prefix + bytes[0..<15], as: UTF8.self)
     }
+
+    /// The `-n` suffix as a number (1 for none), or nil for one of more than 9 digits, which
+    /// no export writes.
+    public var sequenceNumber: Int? { sequence.utf8.count <= 9 ? Int(sequence) : nil }
+
+    /// The name's date-time read as if it were UTC, in seconds since 1970.
+    var digitsAsUTC: Int64 {
+        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute)
+        return Int64(Self.utc.date(from: components)?.timeIntervalSince1970 ?? 0)
+    }
+
+    /// Every instant (seconds since 1970) at which a clock in some zone of the world (UTC−12
+    /// to UTC+14) showed this name's minute: an instant outside cannot be when this backup was
+    /// made, whatever zone it was made in.
+    public var possibleInstants: ClosedRange<Int64> {
+        let local = digitsAsUTC
+        return (local - 14 * 3600)...(local + 12 * 3600 + 59)
+    }
+
+    /// The name's date-time read in `zone` (the first of two in a daylight-saving fold), in
+    /// seconds since 1970: the order of last resort, for a backup nothing else dates.
+    public func instant(in zone: TimeZone) -> Int64 {
+        var calendar = Self.utc
+        calendar.timeZone = zone
+        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute)
+        return Int64(calendar.date(from: components)?.timeIntervalSince1970 ?? Double(digitsAsUTC))
+    }
+
+    private static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
 
     /// True when `self` is newer than `other`: later time, then the higher `-n` (written
     /// later in the same minute), then, for two names alike but for `.age`, the name itself.

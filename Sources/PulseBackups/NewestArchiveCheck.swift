@@ -1,5 +1,6 @@
 import PulseAge
 import PulseArchive
+import PulseSystem
 
 /// The newest archive did not read: `prune` removes nothing, so a broken backup never causes
 /// the good ones before it to be deleted.
@@ -19,14 +20,17 @@ public enum NewestArchiveCheck {
     public enum Depth: String, Sendable {
         /// Read all the way, every value checked.
         case full
-        /// Encrypted, and no key was given: its age header parsed, and nothing more can be known.
+        /// Encrypted, and no key was given: its age header parsed and its payload is as long as
+        /// a complete one can be (`AgeFormat.checkStructure`); nothing more can be known.
         case header
     }
 
     /// Reads the archive at `path` all the way with `read` (the codec's reader by default; the
     /// command line stages the rows as `inspect` does). An encrypted one is read all the way
-    /// with `keys` that open it; without any key (`headerOnly`), as far as its header, which must
-    /// parse; keys given that do not open it refuse it.
+    /// with `keys` that open it; without any key (`headerOnly`), as far as its structure: the
+    /// header must parse and the payload's length be one a complete file can have (a file cut
+    /// right after its header would otherwise pass as the newest); keys given that do not open
+    /// it refuse it.
     /// - Throws: `UnreadableNewestArchive`.
     public static func check(_ name: BackupName, at path: String, limits: ArchiveLimits, keys: AgeKeys?, headerOnly: Bool,
                              read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws(UnreadableNewestArchive) -> Depth {
@@ -34,7 +38,14 @@ public enum NewestArchiveCheck {
             try read(ArchiveReader(ArchiveInput.file(path).decrypting(with: keys), limits: limits))
             return .full
         } catch let error as ArchiveError where error.kind == .encrypted && name.encrypted && headerOnly {
-            return .header
+            do {
+                _ = try AgeFormat.checkStructure(of: try SystemFile.openForReading(path, followingLinks: false), name: path)
+                return .header
+            } catch let error as AgeError {
+                throw UnreadableNewestArchive(path: path, cause: ArchiveError(error.kind == .io ? .io : .decryption, error.message))
+            } catch {
+                throw UnreadableNewestArchive(path: path, cause: error)
+            }
         } catch {
             throw UnreadableNewestArchive(path: path, cause: error)
         }

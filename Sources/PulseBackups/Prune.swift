@@ -1,3 +1,4 @@
+import Foundation
 import PulseAge
 import PulseArchive
 import PulseSystem
@@ -27,10 +28,12 @@ public enum Prune {
     /// - Precondition: `policy` is not empty (the command line refuses an empty one).
     /// - Parameter keysGiven: keys were given on purpose (an identity, a passphrase file): an
     ///   encrypted newest archive they do not open is refused, not checked by its header only.
+    /// - Parameter zone: the zone a name's date-time is read in for a backup nothing else dates.
     public static func run(directory: String, policy: RetentionPolicy, dryRun: Bool, limits: ArchiveLimits, keys: AgeKeys? = nil,
-                           keysGiven: Bool = false, read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws -> Outcome {
+                           keysGiven: Bool = false, zone: TimeZone = .current,
+                           read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws -> Outcome {
         precondition(!policy.isEmpty, "a prune policy needs at least one rule that keeps archives")
-        let listing = try BackupDirectory(directory)
+        let listing = try BackupDirectory(directory, zone: zone)
         let plan = policy.plan(listing.archives)
         var newestCheck: NewestArchiveCheck.Depth?
         if let newest = plan.newest {
@@ -40,7 +43,7 @@ public enum Prune {
         var removed: [String] = []
         var skipped: [(file: String, reason: String)] = []
         var failed: [(file: String, reason: String)] = []
-        for name in plan.removed {
+        for name in plan.removed.map(\.name) {
             // Never the newest: the plan keeps it, and this says so again where files go.
             guard name.fileName != plan.newest?.fileName else { continue }
             if dryRun {

@@ -1,9 +1,11 @@
 import Foundation
 
 /// Which archives to keep, with the semantics of restic's `forget`: `last` keeps the N newest;
-/// each period rule walks the archives newest first and keeps the newest archive of each
-/// period (hour, day, ISO week, month, year) until it has kept N periods. An archive is kept
-/// when any rule keeps it. A count of 0 turns its rule off.
+/// each period rule walks the archives newest first (by the instant each was made, `Backup`)
+/// and keeps the newest archive of each period (hour, day, ISO week, month, year) until it has
+/// kept N periods. Periods are in the local time the backup was made in, as its name records it
+/// (restic's too are in the snapshot's own zone), so they never move with the `TZ` of the
+/// machine that prunes. An archive is kept when any rule keeps it. A count of 0 turns its rule off.
 public struct RetentionPolicy: Sendable, Equatable {
     public enum Rule: String, Sendable, CaseIterable {
         case last, hourly, daily, weekly, monthly, yearly
@@ -41,15 +43,16 @@ public struct RetentionPolicy: Sendable, Equatable {
 
     /// One archive the plan keeps, and the rules that keep it, in `Rule` order.
     public struct Kept: Sendable, Equatable {
-        public let name: BackupName
+        public let backup: Backup
         public let reasons: [String]
+        public var name: BackupName { backup.name }
     }
 
     public struct Plan: Sendable {
         /// Newest first.
         public let kept: [Kept]
         /// Newest first.
-        public let removed: [BackupName]
+        public let removed: [Backup]
         /// The newest archive (kept whatever the rules say), nil when there is none.
         public var newest: BackupName? { kept.first?.name }
     }
@@ -58,16 +61,16 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// always keeps it: it is the newest of its every period).
     public static let newestReason = "newest"
 
-    /// Applies the policy to `names`, in any order.
-    public func plan(_ names: [BackupName]) -> Plan {
-        let sorted = names.sorted { $0.isNewer(than: $1) }
+    /// Applies the policy to `backups`, in any order.
+    public func plan(_ backups: [Backup]) -> Plan {
+        let sorted = backups.sorted { $0.isNewer(than: $1) }
         var reasons = Array(repeating: [String](), count: sorted.count)
         for rule in Rule.allCases {
             var left = count(of: rule)
             guard left > 0 else { continue }
             var lastPeriod: [Int]?
-            for (index, name) in sorted.enumerated() where left > 0 {
-                let period = Self.period(of: name, for: rule, index: index)
+            for (index, backup) in sorted.enumerated() where left > 0 {
+                let period = Self.period(of: backup.name, for: rule, index: index)
                 if period != lastPeriod {
                     reasons[index].append(rule.rawValue)
                     lastPeriod = period
@@ -77,9 +80,9 @@ public struct RetentionPolicy: Sendable, Equatable {
         }
         if !reasons.isEmpty, reasons[0].isEmpty { reasons[0].append(Self.newestReason) }
         var kept: [Kept] = []
-        var removed: [BackupName] = []
-        for (index, name) in sorted.enumerated() {
-            if reasons[index].isEmpty { removed.append(name) } else { kept.append(Kept(name: name, reasons: reasons[index])) }
+        var removed: [Backup] = []
+        for (index, backup) in sorted.enumerated() {
+            if reasons[index].isEmpty { removed.append(backup) } else { kept.append(Kept(backup: backup, reasons: reasons[index])) }
         }
         return Plan(kept: kept, removed: removed)
     }

@@ -4,11 +4,13 @@ import PulseSystem
 public enum ExportDestination {
     /// Exactly this path; refused when a file is there (an export never replaces one).
     case file(String)
-    /// A new file in `directory` ("" for the current directory, named without `./`) named `<stem><suffix>`, else `<stem>-2<suffix>`, `-3`, … : the
-    /// first name free when the archive is complete. A nightly job that runs twice within the
-    /// minute of the default name gets a second archive, not a refusal; names still sort by
-    /// the time in the stem.
-    case newFile(directory: String, stem: String, suffix: String)
+    /// A new file in `directory` ("" for the current directory, named without `./`) named
+    /// `<stem><suffix>` for `firstAttempt` 1, else `<stem>-<firstAttempt><suffix>`, then the
+    /// next numbers: the first name free when the archive is complete. A nightly job that runs
+    /// twice within the minute of the default name gets a second archive, not a refusal. The
+    /// caller starts past every name of the minute already there, so a name `prune` freed is
+    /// not handed to a newer archive that would then sort before an older one.
+    case newFile(directory: String, stem: String, suffix: String, firstAttempt: Int = 1)
     /// A stream that cannot seek (standard output, a pipe): the archive goes out once it is
     /// complete and checked, from a private temporary file, because the gzip header carries a
     /// checksum of what follows it and is written last.

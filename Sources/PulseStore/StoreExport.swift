@@ -17,8 +17,8 @@ extension PulseStore {
             switch destination {
             case .file(let path):
                 return try store.export(to: AtomicFile(targetPath: path), alternatives: [], options: options)
-            case .newFile(let directory, let stem, let suffix):
-                let names = (1...ExportDestination.attempts).lazy.map {
+            case .newFile(let directory, let stem, let suffix, let firstAttempt):
+                let names = (firstAttempt..<firstAttempt + ExportDestination.attempts).lazy.map {
                     ExportDestination.candidate(directory: directory, stem: stem, suffix: suffix, attempt: $0)
                 }
                 guard let free = names.first(where: { !PrivateFiles.exists($0) }) else {
@@ -52,6 +52,7 @@ extension PulseStore {
         var result = try exportThroughScratch(options: options) { archive in
             try archive.copy(to: sealed)
             try sealed.finish()
+            try target.file.setModificationTime(millisecondsSince1970: options.exportedAt)
             committedPath = try target.commit(alternatives: alternatives)
             return fileSink.bytesWritten
         }
@@ -91,7 +92,8 @@ extension PulseStore {
         let tree = try DocumentTree(scanning: directory)
         try StoreDocuments.requireExportable(tree, limits: options.limits)
         // JSON is produced on this thread while the second core compresses.
-        let counter = ByteCounter(next: options.compressed ? BackgroundSink(next: try GzipWriter(output: output)) : output)
+        let gzip = { try GzipWriter(output: output, modificationTime: GzipWriter.headerTime(millisecondsSince1970: options.exportedAt)) }
+        let counter = ByteCounter(next: options.compressed ? BackgroundSink(next: try gzip()) : output)
         let documents = StoreDocuments.Content(tree: tree)
         // One read transaction: the archive is a snapshot even if the store changes meanwhile.
         let tables = try database.transaction(immediate: false) {
@@ -102,6 +104,9 @@ extension PulseStore {
                                               limits: options.limits),
                 to: counter, progress: options.progress)
         }
+        // The file's time is the export's instant, like the gzip header's: what `prune` orders
+        // an encrypted backup by, having no key to read more (docs/backups.md).
+        try target.file.setModificationTime(millisecondsSince1970: options.exportedAt)
         let path = try target.commit(alternatives: alternatives)
         var documentCounts: [String: Int] = [:]
         for path in documents.tree.documents {

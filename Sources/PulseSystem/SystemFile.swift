@@ -123,6 +123,15 @@ public final class SystemFile {
         return fstat(fd, &info) == 0 ? Int64(info.st_size) : 0
     }
 
+    /// Sets the file's modification time (and access time) to `milliseconds` since 1970: an
+    /// export records when it was made there, where `prune` reads it without a key.
+    public func setModificationTime(millisecondsSince1970 milliseconds: Int64) throws {
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        let instant = timespec(tv_sec: time_t(seconds), tv_nsec: Int((milliseconds - seconds * 1000) * 1_000_000))
+        let times = [instant, instant]
+        guard futimens(fd, times) == 0 else { throw SystemError(.io, "cannot set the modification time of \(path): \(errnoText())") }
+    }
+
     /// Closes now, reporting a failure (a full disk can surface only at close).
     public func close() throws {
         guard fd >= 0 else { return }

@@ -301,6 +301,75 @@ import Testing
             }
         }
     }
+
+    @Test func theMostRecipientsAHeaderCanHoldIsWhatTheReaderAccepts() throws {
+        let most = AgeFormat.maximumX25519Recipients
+        #expect(most == 10_699)
+        let mine = try AgeX25519Identity.generate()
+        var recipients: [AgeX25519Recipient] = []
+        for _ in 1..<most { recipients.append(try AgeX25519Identity.generate().recipient) }
+        recipients.append(mine.recipient)
+        let file = try AgeTest.encrypt(AgeTest.pattern(1000), recipients: recipients)
+        // The header at the limit: 1 048 576 bytes at most, and 98 more would pass it.
+        #expect(Self.headerLength(file) <= 1 << 20 && Self.headerLength(file) + 98 > 1 << 20)
+        let opened = AgeTest.decrypt(file, keys: AgeKeys(identities: [mine]))
+        #expect(opened.error == nil && AgeTest.same(opened.plaintext, AgeTest.pattern(1000)), "\(String(describing: opened.error))")
+        // One more is refused by the writer before it writes a byte.
+        let sink = AgeBytesSink()
+        #expect(throws: AgeError.self) { try AgeEncryptingSink(output: sink, recipients: recipients + [mine.recipient]) }
+        #expect(sink.bytes.isEmpty)
+        do {
+            try AgeFormat.checkRecipientCount(most + 1)
+            Issue.record("\(most + 1) recipients accepted")
+        } catch {
+            #expect(error.kind == .tooManyRecipients)
+        }
+    }
+
+    @Test func aKeylessStructureCheckAcceptsOnlyLengthsACompleteFileCanHave() throws {
+        let identity = try AgeX25519Identity.generate()
+        for size in [1, 65_535, 65_536, 65_537, 3 * 65_536] {
+            let file = try AgeTest.encrypt(AgeTest.pattern(size), recipients: [identity.recipient])
+            let summary = try AgeFormat.checkStructure(of: AgeBytesSource(file, step: 777), name: "f.age")
+            #expect(summary.stanzaTypes == ["X25519"], "size \(size)")
+            let header = Self.headerLength(file)
+            // Cut after the header, in the nonce, after the nonce, a byte or a tag past a chunk.
+            for cut in [header, header + 15, header + 16, header + 16 + 65_552 + 1, header + 16 + 65_552 + 16] where cut < file.count {
+                do {
+                    _ = try AgeFormat.checkStructure(of: AgeBytesSource(Array(file.prefix(cut))), name: "f.age")
+                    Issue.record("size \(size) cut at \(cut - header) after the header passed")
+                } catch {
+                    #expect(error.kind == .truncated && error.message.hasPrefix("f.age: "), "\(error)")
+                }
+            }
+        }
+        // An empty plaintext is one empty chunk: complete for age, but it holds no archive.
+        let empty = try AgeTest.encrypt([], recipients: [identity.recipient])
+        #expect(throws: AgeError.self) { try AgeFormat.checkStructure(of: AgeBytesSource(empty), name: "e.age") }
+    }
+
+    @Test func aFileWhoseLineEndsWereConvertedSaysSo() throws {
+        let identity = try AgeX25519Identity.generate()
+        let file = try AgeTest.encrypt(AgeTest.pattern(100), recipients: [identity.recipient])
+        let mangled = file.flatMap { $0 == 0x0A ? [0x0D, 0x0A] : [$0] }
+        let result = AgeTest.decrypt(mangled, keys: AgeKeys(identities: [identity]), name: "m.age")
+        #expect(result.error?.kind == .damagedHeader)
+        #expect(result.error?.message.contains("m.age: the file's line ends were converted to CR LF") == true, "\(String(describing: result.error))")
+    }
+
+    @Test func lowerCaseIdentitiesAreRefusedAsAgeRefusesThem() throws {
+        let key = try AgeX25519Identity.generate()
+        let lower = key.bech32Encoded().lowercased()
+        #expect(throws: AgeError.self) { try AgeX25519Identity(bech32: lower) }
+        do {
+            _ = try AgeIdentityFile.parse(Array("# mine\n\(lower)\n".utf8), name: "k.txt")
+            Issue.record("a lower-case identity parsed")
+        } catch {
+            #expect(error.kind == .identityFileSyntax && error.message.contains("k.txt, line 2") && error.message.contains("upper case"))
+            #expect(!error.message.contains(String(lower.dropFirst(16).prefix(12))))
+        }
+        #expect(try AgeX25519Identity(bech32: key.bech32Encoded()).recipient == key.recipient)
+    }
 }
 
 extension Array where Element == UInt8 {

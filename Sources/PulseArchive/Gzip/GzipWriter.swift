@@ -9,7 +9,9 @@ import PulseSystem
 /// readers), patched in when the stream is complete, and a header CRC (FHCRC) over it all.
 /// The patch is why the output must be a `RewritableSink`: a sink that could not take it would
 /// get a header whose checksum no reader accepts.
-/// No timestamp: two exports of the same data are identical.
+/// The header's MTIME is the instant the caller gives (an export's `exportedAt`), so two
+/// exports of the same data at the same instant are identical, and `prune` can read when a
+/// backup was made without decompressing it (docs/backups.md); none (0) by default.
 public final class GzipWriter: ByteSink {
     /// zlib records the stream's address at `deflateInit2_` and checks it on every call, so the
     /// stream lives at an address of its own for the writer's lifetime.
@@ -50,7 +52,10 @@ public final class GzipWriter: ByteSink {
     ///   - keepsTo: content that would inflate past `writerInflateRatio` of these limits is
     ///     stored instead of compressed, so the reader's inflate-ratio guard never refuses a
     ///     file this writer made, whatever the content (an 8 MiB attachment of zeros).
-    public init(output: RewritableSink, level: Int32 = 6, bufferSize: Int = 256 * 1024, keepsTo: ArchiveLimits? = .standard) throws {
+    ///   - modificationTime: the header's MTIME, seconds since 1970 (0: none), as
+    ///     `headerTime(millisecondsSince1970:)` gives it.
+    public init(output: RewritableSink, level: Int32 = 6, bufferSize: Int = 256 * 1024, keepsTo: ArchiveLimits? = .standard,
+                modificationTime: UInt32 = 0) throws {
         self.output = output
         self.level = level
         self.keepsTo = keepsTo
@@ -67,6 +72,7 @@ public final class GzipWriter: ByteSink {
         header.pointee.extra_len = 8
         header.pointee.hcrc = 1
         header.pointee.os = 255  // unknown: the file is the same whoever wrote it
+        header.pointee.time = uLong(modificationTime)
         // Every property is set: from here a throw runs `deinit`, the one place that frees.
         let status = deflateInit2_(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
                                    ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
@@ -78,6 +84,14 @@ public final class GzipWriter: ByteSink {
         guard headerStatus == Z_OK else {
             throw ArchiveError(.io, "cannot set the gzip header (zlib status \(headerStatus))")
         }
+    }
+
+    /// The MTIME for an instant in milliseconds since 1970: its whole seconds, or 0 (gzip's
+    /// "no time") for an instant its 32 unsigned bits cannot hold (before 1970, after 2106).
+    public static func headerTime(millisecondsSince1970 milliseconds: Int64) -> UInt32 {
+        let seconds = milliseconds / 1000
+        guard milliseconds >= 0, seconds <= Int64(UInt32.max) else { return 0 }
+        return UInt32(seconds)
     }
 
     deinit {

@@ -1,0 +1,62 @@
+import Foundation
+
+/// A candidate of a backup directory: its name, and the instant it was made, which is what
+/// `prune` orders by. The name's digits are a local time in a zone they do not name: after a
+/// journey, or with a cron job and a shell in different zones, they sort backups in another
+/// order than they were made, and the newest could be removed.
+public struct Backup: Sendable, Equatable {
+    public let name: BackupName
+    /// When the backup was made, in milliseconds since 1970 (whole seconds when only the gzip
+    /// header or the name dates it).
+    public let madeAt: Int64
+    /// Where `madeAt` was read.
+    public let madeAtSource: Source
+
+    public enum Source: String, Sendable {
+        /// The gzip header's MTIME, which `export` sets to the export's instant: inside the
+        /// file, so it survives a copy that loses the file's time.
+        case gzipHeader = "gzip-header"
+        /// The file's modification time, which `export` sets to the export's instant: all an
+        /// encrypted backup shows without a key.
+        case fileTime = "file-time"
+        /// Neither fits the name: the name's date-time read in the local zone (`TZ`).
+        case name
+    }
+
+    public init(name: BackupName, madeAt: Int64, madeAtSource: Source) {
+        self.name = name
+        self.madeAt = madeAt
+        self.madeAtSource = madeAtSource
+    }
+
+    /// Dates a backup from what its file shows. The gzip header's time wins over the file's:
+    /// a copy (`cp` without `-p`, most uploads) gives the file a new time but leaves its bytes
+    /// alone. A time counts only when it lies in the name's `possibleInstants`: no zone's
+    /// clock showed the name's minute at any other instant, so such a time is not when the
+    /// backup was made (a copy's, a `touch`, an archive another tool wrote, an export under
+    /// `SOURCE_DATE_EPOCH`, or 0, gzip's "no time", in archives from before the time was
+    /// recorded). When neither counts, the name's date-time in `zone` dates it.
+    /// - Parameters:
+    /// The file's time, when it falls in the gzip header's second, is the same instant to the
+    /// millisecond, and dates it that finely (two exports in one second stay in order).
+    /// - Parameters:
+    ///   - gzipTime: the gzip header's MTIME in seconds, nil when the file is not plain gzip.
+    ///   - fileTime: the file's modification time in milliseconds, nil when it could not be read.
+    public static func dated(_ name: BackupName, gzipTime: Int64?, fileTime: Int64?, zone: TimeZone) -> Backup {
+        let possible = name.possibleInstants
+        let fileSeconds = fileTime.map { $0 >= 0 ? $0 / 1000 : ($0 - 999) / 1000 }
+        if let gzipTime, possible.contains(gzipTime) {
+            let refined = fileSeconds == gzipTime ? fileTime! : gzipTime * 1000
+            return Backup(name: name, madeAt: refined, madeAtSource: .gzipHeader)
+        }
+        if let fileTime, let fileSeconds, possible.contains(fileSeconds) { return Backup(name: name, madeAt: fileTime, madeAtSource: .fileTime) }
+        return Backup(name: name, madeAt: name.instant(in: zone) * 1000, madeAtSource: .name)
+    }
+
+    /// True when `self` was made after `other`; backups of the same instant go by their names
+    /// (the higher `-n` of one minute was written later).
+    public func isNewer(than other: Backup) -> Bool {
+        if madeAt != other.madeAt { return madeAt > other.madeAt }
+        return name.isNewer(than: other.name)
+    }
+}

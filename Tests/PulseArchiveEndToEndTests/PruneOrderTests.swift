@@ -1,0 +1,252 @@
+import Foundation
+import Testing
+import PulseAge
+import PulseArchive
+import PulseSystem
+@testable import PulseBackups
+@testable import PulseTestSupport
+@testable import PulseStoreTestSupport
+
+/// `prune` orders backups by when each was made, not by the local-time digits of its name
+/// (docs/backups.md): real exports through the built binary, under the `TZ` a journey or a cron
+/// job gives them. Each export's instant is the real clock's, so the exports of a test are in
+/// the order they ran; the names' zones are picked 25 hours apart, so their digits sort the
+/// other way whatever the clock says.
+@Suite struct PruneOrderTests {
+    /// A small store and a directory of backups.
+    struct Fixture {
+        let dir = TemporaryDirectory()
+        var store: String { dir.file("store") }
+        var backups: String { dir.file("backups") }
+
+        init() throws {
+            try StoreFixtures.demoStore(dir.file("store"), days: 2)
+            try FileManager.default.createDirectory(atPath: dir.file("backups"), withIntermediateDirectories: false)
+        }
+
+        /// `export -o backups` under `zone`; returns the file's name.
+        @discardableResult
+        func export(zone: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> String {
+            let result = try CLI.run(["export", "--store", store, "-o", backups, "--quiet"] + extra,
+                                     environment: environment.merging(["TZ": zone]) { $1 })
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            return URL(fileURLWithPath: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).lastPathComponent
+        }
+
+        func prune(_ arguments: [String], zone: String = "UTC", in directory: String? = nil) throws -> CLI.Result {
+            let result = try CLI.run(["prune", directory ?? backups, "--json"] + arguments, environment: ["TZ": zone])
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            return result
+        }
+
+        func left(_ directory: String? = nil) throws -> Set<String> {
+            Set(try FileManager.default.contentsOfDirectory(atPath: directory ?? backups))
+        }
+    }
+
+    static func kept(_ result: CLI.Result) -> [String] {
+        (result.json["kept"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }
+    }
+
+    static func sources(_ result: CLI.Result) -> [String] {
+        (result.json["kept"] as? [[String: Any]] ?? []).compactMap { $0["madeAtFrom"] as? String }
+    }
+
+    @Test("after a journey east to west, --keep-last 1 keeps the backup made last, plain and encrypted")
+    func timeZoneChangeBetweenExports() throws {
+        for encrypted in [false, true] {
+            let f = try Fixture()
+            let key = encrypted ? ["-r", try AgeX25519Identity.generate().recipient.bech32] : []
+            // Made first at UTC+14, its name reads 25 hours later than the next one's at UTC−11.
+            let first = try f.export(zone: "Pacific/Kiritimati", key)
+            let last = try f.export(zone: "Pacific/Pago_Pago", key)
+            #expect(last.utf8.lexicographicallyPrecedes(first.utf8), "the names' digits sort the other way: \(first) \(last)")
+            let result = try f.prune(["--keep-last", "1"])
+            #expect(Self.kept(result) == [last], "\(result.stdout)")
+            #expect(Self.sources(result) == [encrypted ? "file-time" : "gzip-header"])
+            #expect(try f.left() == [last])
+        }
+    }
+
+    @Test("cron in UTC, a shell in Los Angeles, prune in either: the newest is the one made last, and prune's zone moves no period")
+    func cronAndShellInDifferentZones() throws {
+        let f = try Fixture()
+        let cron = try f.export(zone: "UTC")
+        // Made later, its name reads 8 hours earlier.
+        let shell = try f.export(zone: "America/Los_Angeles")
+        var plans: [String] = []
+        for zone in ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"] {
+            let planned = try f.prune(["--keep-last", "1", "--dry-run"], zone: zone)
+            #expect(Self.kept(planned) == [shell], "\(zone): \(planned.stdout)")
+            #expect(planned.json["removed"] as? [String] == [cron], "\(zone)")
+            plans.append(try f.prune(["--keep-daily", "1", "--keep-hourly", "2", "--dry-run"], zone: zone).stdout)
+        }
+        #expect(Set(plans).count == 1, "\(plans)")
+        let pruned = try f.prune(["--keep-last", "1"], zone: "UTC")
+        #expect(Self.kept(pruned) == [shell])
+        #expect(try f.left() == [shell])
+    }
+
+    @Test("a copy that lost the files' times is still ordered by the gzip header's time")
+    func copiedFilesKeepTheirOrder() throws {
+        let f = try Fixture()
+        // Exports a second apart (SOURCE_DATE_EPOCH sets the instant they record): two made in
+        // one second and copied would have nothing left to order them by.
+        let now = Int(Date().timeIntervalSince1970)
+        let first = try f.export(zone: "Pacific/Kiritimati", environment: ["SOURCE_DATE_EPOCH": "\(now)"])
+        let last = try f.export(zone: "Pacific/Pago_Pago", environment: ["SOURCE_DATE_EPOCH": "\(now + 1)"])
+        // Copied newest first, without -p: the older backup gets the newer file time.
+        let copy = f.dir.file("copy")
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: false)
+        for name in [last, first] {
+            try Data(contentsOf: URL(fileURLWithPath: f.backups + "/" + name)).write(to: URL(fileURLWithPath: copy + "/" + name))
+        }
+        let result = try f.prune(["--keep-last", "1"], in: copy)
+        #expect(Self.kept(result) == [last], "\(result.stdout)")
+        #expect(try f.left(copy) == [last])
+    }
+
+    @Test("export records its instant in the gzip header's MTIME and as the file's time (SOURCE_DATE_EPOCH when set)")
+    func exportRecordsItsInstant() throws {
+        let f = try Fixture()
+        let name = try f.export(zone: "UTC", environment: ["SOURCE_DATE_EPOCH": "1773600000"])
+        let path = f.backups + "/" + name
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8))
+        #expect(bytes[4..<8].reversed().reduce(0) { $0 << 8 | Int($1) } == 1_773_600_000)
+        let modified = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+        #expect(modified?.timeIntervalSince1970 == 1_773_600_000)
+        // The encrypted one shows its file time.
+        let sealed = try f.export(zone: "UTC", ["-r", try AgeX25519Identity.generate().recipient.bech32],
+                                  environment: ["SOURCE_DATE_EPOCH": "1773600000"])
+        let sealedTime = try FileManager.default.attributesOfItem(atPath: f.backups + "/" + sealed)[.modificationDate] as? Date
+        #expect(sealedTime?.timeIntervalSince1970 == 1_773_600_000)
+    }
+
+    @Test("a name prune freed is never handed to a newer backup of the same minute: export takes a suffix past every one there")
+    func pruneThenExportInOneMinute() throws {
+        let f = try Fixture()
+        // This minute's and the next's names, as two exports and a prune of the base name
+        // leave them: whichever minute the export falls in, -2 is there and the base name free.
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd-HHmm"
+        let now = Date()
+        for minute in [now, now.addingTimeInterval(60)] {
+            let stem = "pulseloop-backup-" + formatter.string(from: minute)
+            try FileManager.default.copyItem(atPath: Repository.sampleFormat2, toPath: f.backups + "/" + stem + "-2.json.gz")
+        }
+        let made = try f.export(zone: "UTC")
+        #expect(made.hasSuffix("-3.json.gz"), "\(made)")
+        // An encrypted one goes past the plain ones of its minute too (one sequence per minute).
+        let sealed = try f.export(zone: "UTC", ["-r", try AgeX25519Identity.generate().recipient.bech32])
+        try Self.expectLast(sealed, in: try f.left())
+
+        // The whole story in one directory: export, export, prune, export.
+        let g = try Fixture()
+        _ = try g.export(zone: "UTC")
+        _ = try g.export(zone: "UTC")
+        _ = try g.prune(["--keep-last", "1"])
+        let third = try g.export(zone: "UTC")
+        try Self.expectLast(third, in: try g.left())
+        let last = try g.prune(["--keep-last", "1"])
+        #expect(Self.kept(last) == [third])
+    }
+
+    @Test("without a key, an .age newest cut after its header, in its nonce or between chunks refuses the prune; a complete one passes")
+    func headerOnlyEncryptedNewest() throws {
+        let f = try Fixture()
+        let older = "pulseloop-backup-2021-01-01-0000.json.gz"
+        try FileManager.default.copyItem(atPath: Repository.sampleFormat2, toPath: f.backups + "/" + older)
+        // A real encrypted archive of more than one chunk, made in memory.
+        let identity = try AgeX25519Identity.generate()
+        let complete = f.dir.file("complete.age")
+        let sealed = try AgeEncryptingSink(output: FileSink(try SystemFile.createExclusive(complete)), recipients: [identity.recipient])
+        var plain = Array(try Data(contentsOf: URL(fileURLWithPath: Repository.sampleFormat2)))
+        while plain.count < 3 * 65_536 { plain += plain }
+        try plain.withUnsafeBytes { try sealed.write($0) }
+        try sealed.finish()
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: complete)))
+        let headerEnd = try #require(Self.headerLength(bytes))
+        let newest = "pulseloop-backup-2021-01-02-0000.json.gz.age"
+        let cuts: [(Int, String)] = [
+            (headerEnd, "right after the age header"),
+            (headerEnd + 7, "inside the payload's nonce"),
+            (headerEnd + 16, "without any chunk"),
+            (headerEnd + 16 + 65_552 + 10, "no more than a tag"),
+            (headerEnd + 16 + 65_552 + 16, "no more than a tag"),
+        ]
+        for (length, message) in cuts {
+            FileManager.default.createFile(atPath: f.backups + "/" + newest, contents: Data(bytes.prefix(length)))
+            let result = try CLI.run(["prune", f.backups, "--keep-last", "1"], environment: ["TZ": "UTC"])
+            #expect(result.exitCode == 1, "\(length): \(result.stdout)")
+            #expect(result.stderr.contains("nothing was removed") && result.stderr.contains(message), "\(length): \(result.stderr)")
+            #expect(try f.left() == [older, newest])
+        }
+        // Cut exactly at a chunk's end: no key can be had to tell, and the length is a complete
+        // file's; the full archive passes as well.
+        for length in [headerEnd + 16 + 65_552, bytes.count] {
+            try FileManager.default.removeItem(atPath: f.backups + "/" + newest)
+            FileManager.default.createFile(atPath: f.backups + "/" + newest, contents: Data(bytes.prefix(length)))
+            if length == bytes.count {
+                let result = try f.prune(["--keep-last", "1"])
+                #expect(result.json["newestCheck"] as? String == "header")
+                #expect(try f.left() == [newest])
+            } else {
+                let result = try f.prune(["--keep-last", "1", "--dry-run"])
+                #expect(result.json["newestCheck"] as? String == "header")
+            }
+        }
+    }
+
+    @Test("which time dates a backup: the gzip header's, else the file's, each only within the name's minute in some zone; else the name in TZ")
+    func datingRules() throws {
+        let name = try #require(BackupName("pulseloop-backup-2026-03-15-1200.json.gz"))
+        let digits: Int64 = 1_773_576_000  // 2026-03-15T12:00:00Z, the digits read as UTC
+        let zone = try #require(TimeZone(identifier: "Europe/Berlin"))  // UTC+1 in March
+        #expect(name.possibleInstants == (digits - 14 * 3600)...(digits + 12 * 3600 + 59))
+        // The gzip header wins, and the file's time refines it within its second.
+        #expect(Backup.dated(name, gzipTime: digits, fileTime: (digits + 5) * 1000, zone: zone) == Backup(name: name, madeAt: digits * 1000, madeAtSource: .gzipHeader))
+        #expect(Backup.dated(name, gzipTime: digits, fileTime: digits * 1000 + 250, zone: zone).madeAt == digits * 1000 + 250)
+        // At either end of the window, and just past it.
+        #expect(Backup.dated(name, gzipTime: digits - 14 * 3600, fileTime: nil, zone: zone).madeAtSource == .gzipHeader)
+        #expect(Backup.dated(name, gzipTime: digits + 12 * 3600 + 59, fileTime: nil, zone: zone).madeAtSource == .gzipHeader)
+        #expect(Backup.dated(name, gzipTime: digits + 12 * 3600 + 60, fileTime: nil, zone: zone).madeAtSource == .name)
+        // MTIME 0 (no time), or a time no zone could show as 12:00 that day: the file's time.
+        #expect(Backup.dated(name, gzipTime: 0, fileTime: (digits - 3600) * 1000, zone: zone) == Backup(name: name, madeAt: (digits - 3600) * 1000, madeAtSource: .fileTime))
+        // A copy's file time a day later, and no gzip time: the name, read in the zone given.
+        #expect(Backup.dated(name, gzipTime: nil, fileTime: (digits + 86_400) * 1000, zone: zone) == Backup(name: name, madeAt: (digits - 3600) * 1000, madeAtSource: .name))
+    }
+
+    /// Every other backup of `name`'s minute in `names` has a lower `-n`.
+    static func expectLast(_ name: String, in names: Set<String>) throws {
+        let parts = try #require(BackupNameParts(name))
+        for other in names where other != name {
+            guard let otherParts = BackupNameParts(other), otherParts.stem == parts.stem else { continue }
+            #expect(otherParts.sequence < parts.sequence, "\(other) sorts after \(name)")
+        }
+    }
+
+    /// The length of an age file's header (through the MAC line's newline).
+    static func headerLength(_ bytes: [UInt8]) -> Int? {
+        let mac = Array("\n---".utf8)
+        guard let start = (0..<(bytes.count - mac.count)).first(where: { Array(bytes[$0..<$0 + mac.count]) == mac }) else { return nil }
+        return bytes[(start + 1)...].firstIndex(of: 0x0A).map { $0 + 1 }
+    }
+}
+
+/// A backup name's stem and `-n` (1 for none), for the tests' own checks.
+struct BackupNameParts {
+    let stem: String
+    let sequence: Int
+
+    init?(_ name: String) {
+        guard name.hasPrefix("pulseloop-backup-"), let end = name.range(of: ".json.gz") else { return nil }
+        let body = name[..<end.lowerBound]
+        let stemLength = "pulseloop-backup-yyyy-MM-dd-HHmm".count
+        guard body.count >= stemLength else { return nil }
+        stem = String(body.prefix(stemLength))
+        let rest = body.dropFirst(stemLength)
+        sequence = rest.isEmpty ? 1 : Int(rest.dropFirst()) ?? 0
+    }
+}
