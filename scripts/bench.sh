@@ -140,7 +140,7 @@ fi
 # escapes), each imported, exported and verified with default options.
 small="$work/small-30d"
 [ -f "$small/pulse.sqlite" ] || "$bin" demo --store "$small" --days 30 --seed 7 --end 2026-03-15 --timezone UTC >/dev/null
-[ -f "$work/small-30d.json.gz" ] || "$bin" export --store "$small" -o "$work/small-30d.json.gz" --quiet
+[ -f "$work/small-30d.json.gz" ] || "$bin" export --store "$small" -o "$work/small-30d.json.gz" --quiet >/dev/null 2>&1
 for size_mb in ${LARGE_ATTACHMENT_MB:-10 300}; do
     large="$work/attachment-${size_mb}mb.json.gz"
     [ -f "$large" ] || python3 scripts/add_large_attachment.py "$work/small-30d.json.gz" "$large" $((size_mb * 1000000))
