@@ -128,6 +128,22 @@ struct LargeAttachmentTests {
         #expect(verified.exitCode == 1 && verified.stdout.contains("invalid base64 at character \(character)"), "\(verified.stdout)")
     }
 
+    @Test("import --merge with attachments over 1 MiB (copied into the store in pieces): a name the store has keeps its contents, a new name comes in whole")
+    func mergeKeepsExisting() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("store")
+        let old = Self.randomBytes(3_000_000, seed: Self.seed + 4)
+        let seed = try Self.archive(dir, "seed.json", attachments: [("a.jpg", old), ("small.jpg", [9])])
+        #expect(try CLI.run(["import", seed, "--store", store, "--no-backfill"]).exitCode == 0)
+        let newer = Self.randomBytes(3_000_000, seed: Self.seed + 5), added = Self.randomBytes(2_500_000, seed: Self.seed + 6)
+        let incoming = try Self.archive(dir, "incoming.json", attachments: [("a.jpg", newer), ("b.jpg", added)])
+        let merged = try CLI.run(["import", incoming, "--store", store, "--merge", "--no-backfill"])
+        #expect(merged.exitCode == 0, "\(merged.stderr)")
+        #expect(try Self.attachment("a.jpg", in: store) == old, "the store's attachment must win a merge")
+        #expect(try Self.attachment("b.jpg", in: store) == added)
+        #expect(try Self.attachment("small.jpg", in: store) == [9])
+    }
+
     @Test("import --replace killed with SIGKILL while a 10 MB attachment is written, in staging and in the store's transaction: the store holds its old content, and the next import succeeds")
     func killedWhileWriting() throws {
         let dir = TemporaryDirectory()
