@@ -9,8 +9,8 @@ import PulseSystem
 /// I/O, and read back the same way. Either way it is one value of one row, so the store's
 /// schema, its transactions (all or nothing) and what an export writes are unchanged. The one
 /// bound left is SQLite's own on a value (`SQLiteDatabase.maxValueBytes`, 1 GB by default).
-enum StoreAttachments {
-    static let column = "contents"
+package enum StoreAttachments {
+    package static let column = "contents"
 
     /// Refuses, naming it, an attachment SQLite cannot hold as one value.
     static func checkSize(_ count: Int, _ name: String, in database: SQLiteDatabase) throws {
@@ -57,13 +57,20 @@ enum StoreAttachments {
     }
 
     /// An attachment in a database, read in pieces when asked (export, verify).
-    struct StoredBytes: PieceReadable {
+    package struct StoredBytes: PieceReadable {
         let database: SQLiteDatabase
         let schema: String
         let rowid: Int64
-        let count: Int
+        package let count: Int
 
-        func forEachPiece(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        package init(database: SQLiteDatabase, schema: String, rowid: Int64, count: Int) {
+            self.database = database
+            self.schema = schema
+            self.rowid = rowid
+            self.count = count
+        }
+
+        package func forEachPiece(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
             guard count > 0 else { return }
             let blob = try database.openBlob(schema: schema, table: "attachments", column: column, rowid: rowid, writable: false)
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(count, ArchiveBytes.pieceSize), alignment: 16)

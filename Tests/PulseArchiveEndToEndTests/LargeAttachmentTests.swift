@@ -45,8 +45,8 @@ struct LargeAttachmentTests {
     static func read(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
 
     static func attachment(_ name: String, in store: String) throws -> [UInt8]? {
+        // Not closed by hand: the connection closes once the statement that holds it is gone.
         let database = try SQLiteDatabase(path: store + "/pulse.sqlite", create: false)
-        defer { database.close() }
         let query = try database.prepare(#"SELECT "contents" FROM "attachments" WHERE "file" = ?"#)
         try query.bind(text: name, at: 1)
         return try query.step() ? query.blob(at: 0) : nil
@@ -142,6 +142,28 @@ struct LargeAttachmentTests {
         #expect(try Self.attachment("a.jpg", in: store) == old, "the store's attachment must win a merge")
         #expect(try Self.attachment("b.jpg", in: store) == added)
         #expect(try Self.attachment("small.jpg", in: store) == [9])
+    }
+
+    @Test("verify --store compares attachments over 1 MiB in pieces: the same bytes are no difference, one changed byte of the same length is one change")
+    func verifyAgainstStore() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("store")
+        var bytes = Self.randomBytes(3_000_000, seed: Self.seed + 7)
+        let path = try Self.archive(dir, "a.json", attachments: [("a.jpg", bytes), ("small.jpg", [1])])
+        #expect(try CLI.run(["import", path, "--store", store, "--no-backfill"]).exitCode == 0)
+        let same = try CLI.run(["verify", path, "--store", store, "--json"])
+        #expect(same.exitCode == 0, "\(same.stdout)")
+        #expect((same.json["storeDiff"] as? [String: [String: Int]])?["attachments"] == ["missing": 0, "extra": 0, "changed": 0], "\(same.stdout)")
+        bytes[2_000_000] ^= 0xFF
+        do {
+            let database = try SQLiteDatabase(path: store + "/pulse.sqlite", create: false)
+            let update = try database.prepare(#"UPDATE "attachments" SET "contents" = ? WHERE "file" = 'a.jpg'"#)
+            try update.bind(blob: bytes, at: 1)
+            try update.runToEnd()
+        }
+        let changed = try CLI.run(["verify", path, "--store", store, "--json"])
+        #expect(changed.exitCode == 1, "\(changed.stdout)")
+        #expect((changed.json["storeDiff"] as? [String: [String: Int]])?["attachments"] == ["missing": 0, "extra": 0, "changed": 1], "\(changed.stdout)")
     }
 
     @Test("import --replace killed with SIGKILL while a 10 MB attachment is written, in staging and in the store's transaction: the store holds its old content, and the next import succeeds")
