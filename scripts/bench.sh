@@ -5,7 +5,9 @@
 # keyed, digested and joined), readiness --backfill, and export, import and verify of the same
 # archive encrypted with age to a public key; the peers gzip -6 and a Python
 # standard-library importer on the same data; the ratios ours / peer. Then import, verify and
-# export of the 1-year archive with 200 MB of attachments added (scripts/add_attachments.py).
+# export of the 1-year archive with 200 MB of attachments added (scripts/add_attachments.py),
+# and of a 30-day archive with one attachment of 10 MB and one of 300 MB
+# (scripts/add_large_attachment.py; LARGE_ATTACHMENT_MB="300" for one size).
 # The floor: `read-floor` reads the archive through the codec and keeps nothing, the least any
 # command that reads a whole archive can take.
 #
@@ -131,3 +133,25 @@ if [ -f "$work/ref-1y.json.gz" ]; then
     row "verify" "$a_verify_s" "$a_verify_mb"
     row "export" "$a_export_s" "$a_export_mb"
 fi
+
+# One large attachment (issue 24): the app writes coach photos of any size, and each command
+# must stay flat in memory (docs/reliability.md, "Attachments and document files in pieces").
+# A 30-day archive with one attachment of 10 MB and one of 300 MB (random, escaped as the app
+# escapes), each imported, exported and verified with default options.
+small="$work/small-30d"
+[ -f "$small/pulse.sqlite" ] || "$bin" demo --store "$small" --days 30 --seed 7 --end 2026-03-15 --timezone UTC >/dev/null
+[ -f "$work/small-30d.json.gz" ] || "$bin" export --store "$small" -o "$work/small-30d.json.gz" --quiet >/dev/null 2>&1
+for size_mb in ${LARGE_ATTACHMENT_MB:-10 300}; do
+    large="$work/attachment-${size_mb}mb.json.gz"
+    [ -f "$large" ] || python3 scripts/add_large_attachment.py "$work/small-30d.json.gz" "$large" $((size_mb * 1000000))
+    echo
+    echo "30-day archive with one attachment of ${size_mb} MB ($(($(stat -c %s "$large") / 1000000)) MB archive)"
+    rm -rf "$work/large-store"
+    read -r l_import_s l_import_mb < <(measure "$bin" import "$large" --store "$work/large-store" --no-backfill --quiet)
+    rm -f "$work/large-export.json.gz"
+    read -r l_export_s l_export_mb < <(measure "$bin" export --store "$work/large-store" -o "$work/large-export.json.gz" --quiet)
+    read -r l_verify_s l_verify_mb < <(measure "$bin" verify "$large" --quiet)
+    row "import --no-backfill" "$l_import_s" "$l_import_mb"
+    row "export" "$l_export_s" "$l_export_mb"
+    row "verify" "$l_verify_s" "$l_verify_mb"
+done

@@ -3,12 +3,13 @@
 public struct ArchiveLimits: Sendable, Equatable {
     /// Deepest JSON nesting accepted anywhere, unknown keys included.
     public var maxDepth: Int
-    /// Longest single string after decoding escapes, attachments included. A string is held
-    /// whole (with its decoded bytes and the copy a store or round trip takes), so this bounds
-    /// memory: a verify holds about eight times the largest attachment (its base64, its bytes,
-    /// the copies the worker thread and SQLite take), and several such values in a row keep a
-    /// few more in flight between the threads, so 8 MiB keeps every command under 150 MB
-    /// (docs/reliability.md, "Memory").
+    /// Longest single string after decoding escapes, held whole: a row's text field, a
+    /// settings blob, a name, a document's own base64 bytes. A verify holds several copies of
+    /// such a string, and a few more are in flight between the threads, so 8 MiB keeps every
+    /// command under 150 MB (docs/reliability.md, "Memory"). Not for the base64 of an
+    /// attachment or a document file (`documentFiles`): those are read, decoded, stored and
+    /// written in pieces, never held whole, so no per-value limit applies to them below the
+    /// archive's `maxUncompressedBytes` (and SQLite's 1 GB for one value, for an attachment).
     public var maxStringBytes: Int
     /// Largest JSON text of a value the reader holds whole as a tree: a document, a row of the
     /// Android dialect, a meal or food row, a settings blob. A tree takes several times its
@@ -67,8 +68,8 @@ public struct ArchiveLimits: Sendable, Equatable {
     }
 
     /// The most bytes whose standard base64 fits in one string of `maxStringBytes` (6 MiB by
-    /// default): an attachment, a document file, or a document's own bytes travel as base64, so
-    /// this is how large each can be and still be read back.
+    /// default): a document's own bytes travel as base64 and are held whole, so this is how
+    /// large they can be and still be read back. (Attachments and document files stream.)
     public var maxBase64PayloadBytes: Int { maxStringBytes / 4 * 3 }
 
     /// The one size rule for a value that travels as base64: the writer calls it before writing

@@ -9,9 +9,9 @@ private enum VisitorCall {
     case row(ArchiveRow, Int)
     case end(ArchiveTable, Int)
     case setting(String, String)
-    case attachment(String, [UInt8])
+    case attachment(String, ArchiveBytes)
     case document(DocumentPath, JSONNode, [UInt8]?)
-    case documentFile(DocumentPath, [UInt8])
+    case documentFile(DocumentPath, ArchiveBytes)
     case extensionRow(ExtensionTable, JSONNode, Int)
 }
 
@@ -143,12 +143,15 @@ package final class BackgroundVisitor<Base: ArchiveVisitor & HandleHolder>: Back
     package func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws { try submit(.row(row, index), bytes: row.textBytes) }
     package func endTable(_ table: ArchiveTable, rowCount: Int) throws { try submit(.end(table, rowCount)) }
     package func visitSetting(key: String, value: String) throws { try submit(.setting(key, value), bytes: key.utf8.count + value.utf8.count) }
-    package func visitAttachment(name: String, contents: [UInt8]) throws { try submit(.attachment(name, contents), bytes: name.utf8.count + contents.count) }
+    /// A spilled value weighs nothing in the queue: its bytes wait in their scratch file.
+    package func visitAttachment(name: String, contents: ArchiveBytes) throws {
+        try submit(.attachment(name, contents), bytes: name.utf8.count + contents.bytesInMemory)
+    }
     package func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
         try submit(.document(path, document, originalBytes), bytes: document.approximateBytes + (originalBytes?.count ?? 0))
     }
-    package func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
-        try submit(.documentFile(path, contents), bytes: contents.count)
+    package func visitDocumentFile(_ path: DocumentPath, contents: ArchiveBytes) throws {
+        try submit(.documentFile(path, contents), bytes: contents.bytesInMemory)
     }
     package func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {
         try submit(.extensionRow(table, row, index), bytes: row.approximateBytes)

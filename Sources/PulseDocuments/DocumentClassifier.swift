@@ -61,6 +61,12 @@ public enum DocumentClassifier {
         return ClassifiedDocument(path: path, bytes: bytes, node: node, state: state(of: node, at: path))
     }
 
+    /// A file over the whole-value limit, by its size alone: unreadable as a document, so not read.
+    public static func classifyUnread(_ path: DocumentPath) -> ClassifiedDocument {
+        ClassifiedDocument(path: path, bytes: [], node: nil, state: .unreadable(
+            reason: "larger than \(ArchiveLimits.standard.maxWholeValueBytes) bytes, the most a document read as JSON may hold"))
+    }
+
     public static func classify(_ path: DocumentPath, node: JSONNode) -> ClassifiedDocument {
         ClassifiedDocument(path: path, bytes: DocumentCoder.encode(node), node: node, state: state(of: node, at: path))
     }

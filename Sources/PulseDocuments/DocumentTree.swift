@@ -59,8 +59,41 @@ public struct DocumentTree: Sendable {
         return nil
     }
 
+    /// A file too large to be read as a document is classified by its size alone, unread
+    /// (its `bytes` empty): it travels as a file, in pieces (`FileBytes`), however large.
     public func classify(_ path: DocumentPath) throws -> ClassifiedDocument {
-        DocumentClassifier.classify(path, bytes: try read(path))
+        if try size(path) > Int64(ArchiveLimits.standard.maxWholeValueBytes) {
+            return DocumentClassifier.classifyUnread(path)
+        }
+        return DocumentClassifier.classify(path, bytes: try read(path))
+    }
+
+    /// The file's bytes, read in pieces when asked.
+    public func pieces(_ path: DocumentPath) throws -> FileBytes {
+        FileBytes(path: absolutePath(path.path), count: Int(try size(path)))
+    }
+
+    /// A regular file read in pieces, without following a link.
+    public struct FileBytes: PieceReadable {
+        public let path: String
+        public let count: Int
+
+        public func forEachPiece(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+            let file = try SystemFile.openForReading(path, followingLinks: false)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ArchiveBytes.pieceSize, alignment: 16)
+            defer { buffer.deallocate() }
+            var total = 0
+            while true {
+                let n = try file.read(into: buffer)
+                if n == 0 { break }
+                total += n
+                guard total <= count else { break }
+                try body(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            }
+            guard total == count else {
+                throw DocumentsError(.io, "\(path) changed while it was read (\(count) bytes expected, \(total) found)")
+            }
+        }
     }
 
     private mutating func walk(_ relative: String) throws(DocumentsError) {

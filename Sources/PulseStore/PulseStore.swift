@@ -242,7 +242,7 @@ public final class PulseStore {
     /// Attachments as stored, by name.
     public func attachments() throws -> [String: [UInt8]] {
         var result: [String: [UInt8]] = [:]
-        try StoreContent(database: database, schema: "main").forEachAttachment { result[$0] = $1 }
+        try StoreContent(database: database, schema: "main").forEachAttachment { result[$0] = try $1.collected() }
         return result
     }
 }

@@ -55,7 +55,7 @@ struct StagingVisitor: ArchiveVisitor, HandleHolder {
         try StoreDocuments.writeFile(originalBytes ?? DocumentCoder.encode(document), at: path.path, under: documentRoot)
     }
 
-    mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
+    mutating func visitDocumentFile(_ path: DocumentPath, contents: ArchiveBytes) throws {
         try StoreDocuments.writeFile(contents, at: path.path, under: documentRoot)
     }
 
@@ -76,7 +76,7 @@ struct StagingVisitor: ArchiveVisitor, HandleHolder {
         }
     }
 
-    mutating func visitAttachment(name: String, contents: [UInt8]) throws {
-        try writer.addAttachment(name, contents)
+    mutating func visitAttachment(name: String, contents: ArchiveBytes) throws {
+        try writer.addAttachment(name, pieces: contents)
     }
 }

@@ -25,7 +25,7 @@ package struct StoreContent: ArchiveContent {
         try documents?.forEachDocument(stubs: stubs, body)
     }
 
-    package func forEachDocumentFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {
+    package func forEachDocumentFile(_ body: (DocumentPath, any PieceReadable) throws -> Void) throws {
         try documents?.forEachFile(body)
     }
 
@@ -68,10 +68,12 @@ package struct StoreContent: ArchiveContent {
         }
     }
 
-    package func forEachAttachment(_ body: (String, [UInt8]) throws -> Void) throws {
-        let statement = try database.prepare(#"SELECT "file", "contents" FROM \#(schema)."attachments" ORDER BY "file""#)
+    /// Each attachment read in pieces as the writer encodes it: never whole, whatever its size.
+    package func forEachAttachment(_ body: (String, any PieceReadable) throws -> Void) throws {
+        let statement = try database.prepare(#"SELECT "file", rowid, length("contents") FROM \#(schema)."attachments" ORDER BY "file""#)
         while try statement.step() {
-            try body(statement.text(at: 0), statement.blob(at: 1))
+            try body(statement.text(at: 0), StoreAttachments.StoredBytes(database: database, schema: schema, rowid: statement.int64(at: 1),
+                                                                         count: Int(statement.int64(at: 2))))
         }
     }
 }

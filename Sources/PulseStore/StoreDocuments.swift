@@ -32,11 +32,11 @@ package enum StoreDocuments {
             }
         }
 
-        /// Files that are not JSON objects, byte for byte.
-        func forEachFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {
+        /// Files that are not JSON objects, byte for byte, read in pieces as they are written.
+        func forEachFile(_ body: (DocumentPath, any PieceReadable) throws -> Void) throws {
             for path in tree.documents {
                 let document = try tree.classify(path)
-                if document.node == nil { try body(path, document.bytes) }
+                if document.node == nil { try body(path, try tree.pieces(path)) }
             }
         }
 
@@ -48,15 +48,14 @@ package enum StoreDocuments {
 
     // MARK: - Staging
 
-    /// Writes a staged document file, creating private folders on the way. A file larger than
-    /// an archive can carry is refused here, where every document enters a store (import,
-    /// merge, verify's round trip), so none enters that export would then refuse.
-    package static func writeFile(_ bytes: [UInt8], at relative: String, under root: String) throws {
-        try ArchiveLimits.standard.checkBase64Payload(bytes.count, "documents: \(relative)")
+    /// Writes a staged document file, creating private folders on the way, in pieces: a
+    /// document file has no size limit (an export streams it back), a document is bounded by
+    /// the whole-value limit where it is read.
+    package static func writeFile(_ contents: some PieceReadable, at relative: String, under root: String) throws {
         let absolute = root + "/" + relative
         try PrivateFiles.createDirectory(String(absolute[..<absolute.lastIndex(of: "/")!]))
         let file = try SystemFile.createExclusive(absolute)
-        try bytes.withUnsafeBytes { try file.write($0) }
+        try contents.forEachPiece { try file.write($0) }
         try file.close()
     }
 
@@ -80,10 +79,9 @@ package enum StoreDocuments {
 
     /// Refuses, before anything is written, a document file an archive cannot carry.
     static func requireExportable(_ tree: DocumentTree, limits: ArchiveLimits) throws {
+        // No size to check: a file of any size travels in pieces, a document over the
+        // whole-value limit as a file (`DocumentTree.classify`).
         try requireNoCaseCollision(tree)
-        for path in tree.documents {
-            try limits.checkBase64Payload(Int(clamping: try tree.size(path)), "documents: \(tree.root)/\(path.path)")
-        }
     }
 
     /// The new tree for a replace: the archive's documents, plus the store's files that are

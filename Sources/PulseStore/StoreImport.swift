@@ -112,7 +112,8 @@ extension PulseStore {
         }
         let stagingName = ".staging-\(getpid())"
         let staging = try StagingArea(directory: directory + "/" + stagingName)
-        let reader = ArchiveReader(input, limits: options.limits, progress: options.progress)
+        var reader = ArchiveReader(input, limits: options.limits, progress: options.progress)
+        reader.spillDirectory = staging.directory
         let summary = try staging.stage(reader)
         TestPausePoint.reached("import.staged")
         let mode = options.mode ?? .replace
@@ -231,20 +232,24 @@ extension PulseStore {
                 if copied > 0 { inserted[table.rawValue] = copied }
             }
             _ = try copy(#""settings""#, columns: #""key", "value""#, mode: mode)
-            _ = try copy(#""attachments""#, columns: #""file", "contents""#, mode: mode)
+            // Large attachments in pieces: SQL's copy would hold each one whole.
+            _ = try copy(#""attachments""#, columns: #""file", "contents""#, mode: mode,
+                         where: #"length("contents") <= \#(ArchiveBytes.inlineLimit)"#)
+            _ = try StoreAttachments.copyLarge(in: database, from: "staging", orIgnore: mode == .merge)
             // Staging found no repeated key, and the store's tables were emptied.
             try indexes?.rebuild(repeatedKey: { _ in })
             return inserted
         }
     }
 
-    private func copy(_ table: String, columns: String, mode: ImportMode) throws -> Int {
+    private func copy(_ table: String, columns: String, mode: ImportMode, where condition: String? = nil) throws -> Int {
+        let filter = condition.map { " WHERE \($0)" } ?? ""
         switch mode {
         case .replace:
             try database.execute("DELETE FROM main.\(table)")
-            try database.execute("INSERT INTO main.\(table) (\(columns)) SELECT \(columns) FROM staging.\(table) ORDER BY rowid")
+            try database.execute("INSERT INTO main.\(table) (\(columns)) SELECT \(columns) FROM staging.\(table)\(filter) ORDER BY rowid")
         case .merge:
-            try database.execute("INSERT OR IGNORE INTO main.\(table) (\(columns)) SELECT \(columns) FROM staging.\(table) ORDER BY rowid")
+            try database.execute("INSERT OR IGNORE INTO main.\(table) (\(columns)) SELECT \(columns) FROM staging.\(table)\(filter) ORDER BY rowid")
         }
         return database.changes
     }

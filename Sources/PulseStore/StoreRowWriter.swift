@@ -7,16 +7,20 @@ public final class StoreRowWriter {
     private var inserts: [String: SQLiteStatement] = [:]
     private let insertSetting: SQLiteStatement
     private let insertAttachment: SQLiteStatement
+    private let insertLargeAttachment: SQLiteStatement
+    private let database: SQLiteDatabase
     private var insertExtension: [ExtensionTable: SQLiteStatement] = [:]
     /// The statement of the table rows came for last: rows come a table at a time.
     private var current: (key: String, insert: SQLiteStatement)?
 
     package init(database: SQLiteDatabase) throws {
+        self.database = database
         for table in ArchiveTable.all {
             inserts[table.key] = try database.prepare(StoreSchema.insert(table))
         }
         insertSetting = try database.prepare(#"INSERT INTO "settings" ("key", "value") VALUES (?, ?)"#)
         insertAttachment = try database.prepare(#"INSERT INTO "attachments" ("file", "contents") VALUES (?, ?)"#)
+        insertLargeAttachment = try database.prepare(#"INSERT INTO "attachments" ("file", "contents") VALUES (?, zeroblob(?))"#)
         for table in ExtensionTable.allCases {
             insertExtension[table] = try database.prepare(#"INSERT INTO "\#(table.rawValue)" ("\#(table.uniqueKey)", "row") VALUES (?, ?)"#)
         }
@@ -54,10 +58,21 @@ public final class StoreRowWriter {
         try insertSetting.run([.string(key), .string(value)])
     }
 
+    /// An attachment of any size: a large one goes in piece by piece (`StoreAttachments`).
     public func addAttachment(_ name: String, _ contents: [UInt8]) throws {
-        try insertAttachment.bind([.string(name)])
-        try insertAttachment.bind(blob: contents, at: 2)
-        while try insertAttachment.step() {}
+        try addAttachment(name, pieces: contents)
+    }
+
+    public func addAttachment(_ name: String, pieces contents: some PieceReadable) throws {
+        if contents.count <= ArchiveBytes.inlineLimit {
+            try insertAttachment.bind([.string(name)])
+            try insertAttachment.bind(blob: try contents.collected(), at: 2)
+            while try insertAttachment.step() {}
+            return
+        }
+        try StoreAttachments.checkSize(contents.count, name, in: database)
+        try insertLargeAttachment.run([.string(name), .int(Int64(contents.count))])
+        try StoreAttachments.fill(database, rowid: database.lastInsertRowID, with: contents)
     }
 }
 

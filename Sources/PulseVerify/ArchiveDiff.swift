@@ -278,17 +278,17 @@ struct DiffRecorder: ArchiveVisitor, HandleHolder {
         try runs(table.rawValue).add(.string(table.key(of: row) ?? ""), row: index, payload: SHA1.hash(DocumentCoder.encode(row)))
     }
 
-    private mutating func add(_ category: String, _ key: String, _ content: [UInt8]) throws {
+    private mutating func add(_ category: String, _ key: String, _ content: some PieceReadable) throws {
         let index = counts[category, default: 0]
         counts[category] = index + 1
-        try runs(category).add(.string(key), row: index, payload: SHA1.hash(content))
+        try runs(category).add(.string(key), row: index, payload: SHA1.hash(pieces: content))
     }
 
     mutating func visitSetting(key: String, value: String) throws {
         try add("settings", key, Array(value.utf8))
     }
 
-    mutating func visitAttachment(name: String, contents: [UInt8]) throws {
+    mutating func visitAttachment(name: String, contents: ArchiveBytes) throws {
         try add("attachments", name, contents)
     }
 
@@ -297,7 +297,7 @@ struct DiffRecorder: ArchiveVisitor, HandleHolder {
         try add("documents", path.path, DocumentCoder.encode(document))
     }
 
-    mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
+    mutating func visitDocumentFile(_ path: DocumentPath, contents: ArchiveBytes) throws {
         try add("documents", path.path, contents)
     }
 }

@@ -129,20 +129,20 @@ final class RollingRoundTrip {
     }
 
     /// - Returns: false when the name was already used (the archive repeats it).
-    func addAttachment(_ name: String, _ contents: [UInt8]) throws -> Bool {
+    func addAttachment(_ name: String, _ contents: some PieceReadable) throws -> Bool {
         do {
-            try writer.addAttachment(name, contents)
+            try writer.addAttachment(name, pieces: contents)
         } catch let error as SQLiteError where error.kind == .duplicateKey {
             return false
         }
-        expected.attachments[ByteKey(name)] = SHA1.hash(contents)
+        expected.attachments[ByteKey(name)] = try SHA1.hash(pieces: contents)
         return true
     }
 
     /// Writes a document file into the temporary store's tree, as an import stages it.
-    func addDocument(_ path: DocumentPath, bytes: [UInt8]) throws {
+    func addDocument(_ path: DocumentPath, bytes: some PieceReadable) throws {
         try StoreDocuments.writeFile(bytes, at: path.path, under: tree)
-        expected.documents[ByteKey(path.path)] = SHA1.hash(bytes)
+        expected.documents[ByteKey(path.path)] = try SHA1.hash(pieces: bytes)
     }
 
     /// The last step: settings, attachments and documents; with `--store`, what is left to count.

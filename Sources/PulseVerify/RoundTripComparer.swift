@@ -45,24 +45,24 @@ struct RoundTripComparer: ArchiveVisitor {
         if expectedValue != ByteKey(value) { differences["settings", default: 0] += 1 }
     }
 
-    mutating func visitAttachment(name: String, contents: [UInt8]) throws {
+    mutating func visitAttachment(name: String, contents: ArchiveBytes) throws {
         let expectedHash = expected.attachments[ByteKey(name)]
         if expectedHash != nil { attachmentsSeen += 1 }
-        if expectedHash != SHA1.hash(contents) { differences["attachments", default: 0] += 1 }
+        if try expectedHash != SHA1.hash(pieces: contents) { differences["attachments", default: 0] += 1 }
     }
 
     mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
-        compareDocument(path, originalBytes ?? DocumentCoder.encode(document))
+        try compareDocument(path, originalBytes ?? DocumentCoder.encode(document))
     }
 
-    mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
-        compareDocument(path, contents)
+    mutating func visitDocumentFile(_ path: DocumentPath, contents: ArchiveBytes) throws {
+        try compareDocument(path, contents)
     }
 
-    private mutating func compareDocument(_ path: DocumentPath, _ bytes: [UInt8]) {
+    private mutating func compareDocument(_ path: DocumentPath, _ bytes: some PieceReadable) throws {
         let expectedHash = expected.documents[ByteKey(path.path)]
         if expectedHash != nil { documentsSeen += 1 }
-        if expectedHash != SHA1.hash(bytes) { differences["documents", default: 0] += 1 }
+        if try expectedHash != SHA1.hash(pieces: bytes) { differences["documents", default: 0] += 1 }
     }
 
     /// Counts what did not come back at all.

@@ -27,7 +27,7 @@ struct RoundTripContent: ArchiveContent {
         if extensionTable == nil { try store.forEachSetting(body) }
     }
 
-    func forEachAttachment(_ body: (String, [UInt8]) throws -> Void) throws {
+    func forEachAttachment(_ body: (String, any PieceReadable) throws -> Void) throws {
         if extensionTable == nil { try store.forEachAttachment(body) }
     }
 
@@ -35,7 +35,7 @@ struct RoundTripContent: ArchiveContent {
         try store.forEachDocument(stubs: stubs, body)
     }
 
-    func forEachDocumentFile(_ body: (DocumentPath, [UInt8]) throws -> Void) throws {
+    func forEachDocumentFile(_ body: (DocumentPath, any PieceReadable) throws -> Void) throws {
         try store.forEachDocumentFile(body)
     }
 }

@@ -53,11 +53,11 @@ struct RowTextCheck: ArchiveVisitor {
     }
 
     mutating func visitSetting(key: String, value: String) throws { try next.visitSetting(key: key, value: value) }
-    mutating func visitAttachment(name: String, contents: [UInt8]) throws { try next.visitAttachment(name: name, contents: contents) }
+    mutating func visitAttachment(name: String, contents: ArchiveBytes) throws { try next.visitAttachment(name: name, contents: contents) }
     mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
         try next.visitDocument(path, document: document, originalBytes: originalBytes)
     }
-    mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws { try next.visitDocumentFile(path, contents: contents) }
+    mutating func visitDocumentFile(_ path: DocumentPath, contents: ArchiveBytes) throws { try next.visitDocumentFile(path, contents: contents) }
     mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {
         try next.visitExtensionRow(table, row: row, at: index)
     }

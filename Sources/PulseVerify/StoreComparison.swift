@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseDigest
 import PulseDocuments
 import PulseStore
 import PulseSQLite
@@ -42,7 +43,11 @@ final class StoreComparison {
         let t = StoreSchema.quoted(compared.name), k = StoreSchema.quoted(compared.key)
         let same = compared.columns.map { column in
             let a = "a.\(StoreSchema.quoted(column))", b = "b.\(StoreSchema.quoted(column))"
-            return compared.doubles.contains(column) ? "(\(a) IS \(b) AND double_bits(\(a)) IS double_bits(\(b)))" : "\(a) IS \(b)"
+            if compared.doubles.contains(column) { return "(\(a) IS \(b) AND double_bits(\(a)) IS double_bits(\(b)))" }
+            // An attachment over 1 MiB is compared here by its length only, and then in pieces
+            // (`changedLargeAttachments`): SQL would hold both values whole.
+            guard compared.name == "attachments" && column == StoreAttachments.column else { return "\(a) IS \(b)" }
+            return "(length(\(a)) = length(\(b)) AND CASE WHEN length(\(a)) > \(ArchiveBytes.inlineLimit) THEN 1 ELSE \(a) IS \(b) END)"
         }.joined(separator: " AND ")
         let counts = try database.cached("""
             SELECT count(*) - count(b.\(k)), count(b.\(k)), count(b.\(k)) - coalesce(sum(\(same)), 0)
@@ -59,6 +64,23 @@ final class StoreComparison {
     func compareSettingsAndAttachments() throws {
         try compareBatch(of: "settings")
         try compareBatch(of: "attachments")
+        differences["attachments", default: StoreDifference()].changed += try changedLargeAttachments()
+    }
+
+    /// Attachments over 1 MiB of the same name and length in both, whose bytes differ:
+    /// compared in pieces, never held whole.
+    private func changedLargeAttachments() throws -> Int {
+        let pairs = try database.prepare(
+            #"SELECT a.rowid, b.rowid, length(a."contents") FROM main."attachments" a JOIN store."attachments" b ON b."file" = a."file" "#
+            + #"WHERE length(a."contents") > \#(ArchiveBytes.inlineLimit) AND length(a."contents") = length(b."contents")"#)
+        var changed = 0
+        while try pairs.step() {
+            let count = Int(pairs.int64(at: 2))
+            let ours = StoreAttachments.StoredBytes(database: database, schema: "main", rowid: pairs.int64(at: 0), count: count)
+            let theirs = StoreAttachments.StoredBytes(database: database, schema: "store", rowid: pairs.int64(at: 1), count: count)
+            if try SHA1.hash(pieces: ours) != SHA1.hash(pieces: theirs) { changed += 1 }
+        }
+        return changed
     }
 
     /// Every table's difference, with the store's rows the archive does not hold, and the
@@ -82,6 +104,13 @@ final class StoreComparison {
         for path in ours.subtracting(theirs) { result[path.group]!.missing += 1 }
         for path in theirs.subtracting(ours) { result[path.group]!.extra += 1 }
         for path in ours.intersection(theirs) {
+            // A file too large to be a document is compared by its bytes, in pieces.
+            let wholeLimit = Int64(ArchiveLimits.standard.maxWholeValueBytes)
+            if try archive.size(path) > wholeLimit || store.size(path) > wholeLimit {
+                let a = try archive.pieces(path), b = try store.pieces(path)
+                if try a.count != b.count || SHA1.hash(pieces: a) != SHA1.hash(pieces: b) { result[path.group]!.changed += 1 }
+                continue
+            }
             let a = try archive.read(path), b = try store.read(path)
             if a != b, (try? JSONNode.parse(a)) == nil || (try? JSONNode.parse(a)) != (try? JSONNode.parse(b)) {
                 result[path.group]!.changed += 1

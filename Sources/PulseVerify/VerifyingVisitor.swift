@@ -104,7 +104,7 @@ struct VerifyingVisitor: ArchiveVisitor, HandleHolder {
         }
     }
 
-    mutating func visitAttachment(name: String, contents: [UInt8]) throws {
+    mutating func visitAttachment(name: String, contents: ArchiveBytes) throws {
         if try !roundTrip.addAttachment(name, contents) {
             problems.append(VerifyProblem(severity: .error, table: "attachments", message: "attachments: the file name \(name.debugDescription) appears more than once"), table: "attachments")
         }
@@ -114,7 +114,7 @@ struct VerifyingVisitor: ArchiveVisitor, HandleHolder {
         try roundTrip.addDocument(path, bytes: originalBytes ?? DocumentCoder.encode(document))
     }
 
-    mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {
+    mutating func visitDocumentFile(_ path: DocumentPath, contents: ArchiveBytes) throws {
         try roundTrip.addDocument(path, bytes: contents)
     }
 

@@ -14,7 +14,7 @@ private final class StalledVisitor: ArchiveVisitor, HandleHolder, @unchecked Sen
     /// Rows are not what this test hands over.
     func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {}
 
-    func visitAttachment(name: String, contents: [UInt8]) throws {
+    func visitAttachment(name: String, contents: ArchiveBytes) throws {
         if names.isEmpty { release.wait() }
         names.append(name)
     }
@@ -39,7 +39,7 @@ struct BackgroundVisitorTests {
         let total = 64, size = 256 << 10  // 16 MB in all; at most 4 MB may wait
         let reader = Thread {
             for i in 0..<total {
-                try? visitor.visitAttachment(name: "a\(i)", contents: [UInt8](repeating: UInt8(i), count: size))
+                try? visitor.visitAttachment(name: "a\(i)", contents: ArchiveBytes([UInt8](repeating: UInt8(i), count: size)))
                 submitted.increment()
             }
         }

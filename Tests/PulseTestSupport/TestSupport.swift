@@ -53,7 +53,7 @@ struct InMemoryContent: ArchiveContent {
     func forEachSetting(_ body: (String, String) throws -> Void) throws {
         for (key, value) in settings.sorted(by: { utf8Precedes($0.0, $1.0) }) { try body(key, value) }
     }
-    func forEachAttachment(_ body: (String, [UInt8]) throws -> Void) throws {
+    func forEachAttachment(_ body: (String, any PieceReadable) throws -> Void) throws {
         for (name, bytes) in attachments.sorted(by: { utf8Precedes($0.0, $1.0) }) { try body(name, bytes) }
     }
 }
@@ -73,7 +73,7 @@ struct CollectingVisitor: ArchiveVisitor {
         rows[table.key, default: []].append(row)
     }
     mutating func visitSetting(key: String, value: String) throws { settings[key] = value }
-    mutating func visitAttachment(name: String, contents: [UInt8]) throws { attachments[name] = contents }
+    mutating func visitAttachment(name: String, contents: ArchiveBytes) throws { attachments[name] = try contents.collected() }
 }
 
 /// Rows that exercise every field of a table.

@@ -83,6 +83,19 @@ final class JSONOutput {
         buffer.append(JSONByte.quote)
     }
 
+    /// `"<base64 of contents>"`, encoded as the pieces come and flushed as the buffer fills:
+    /// a value of any size passes through a buffer's worth of memory.
+    func base64(pieces contents: some PieceReadable) throws {
+        buffer.append(JSONByte.quote)
+        var encoder = Base64.Encoder()
+        try contents.forEachPiece { piece in
+            encoder.encode(piece, appendingTo: &buffer)
+            try flushIfFull()
+        }
+        encoder.finish(appendingTo: &buffer)
+        buffer.append(JSONByte.quote)
+    }
+
     func date(_ millis: Int64) throws {
         try JSONText.appendDate(millis, to: &buffer)
     }

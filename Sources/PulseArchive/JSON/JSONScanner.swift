@@ -199,6 +199,41 @@ final class JSONScanner {
         }
     }
 
+    /// Reads a string (the opening quote next) of any length, escapes decoded, handing its raw
+    /// bytes to `body` in pieces as they arrive: runs of plain bytes straight from the buffer,
+    /// each escape decoded on its own (so one that straddles a refill is whole). For the values
+    /// that may be larger than memory (attachments, document files), so no string limit
+    /// applies; the archive's size limit still does. `body` must not keep the pointer.
+    func readStringPieces(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try expect(JSONByte.quote, "a string")
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(4)
+        while true {
+            var i = position
+            while i < end {
+                let c = buffer[i]
+                if c == JSONByte.quote || c == JSONByte.backslash || JSONByte.isControl(c) { break }
+                i += 1
+            }
+            if i > position {
+                let run = UnsafeRawBufferPointer(start: buffer + position, count: i - position)
+                position = i
+                try body(run)
+            }
+            if position >= end {
+                if try !refill() { throw unexpectedEnd() }
+                continue
+            }
+            let c = buffer[position]
+            position += 1
+            if c == JSONByte.quote { return }
+            if JSONByte.isControl(c) { throw syntaxError("unescaped control character \(describe(c)) in a string") }
+            escaped.removeAll(keepingCapacity: true)
+            try readEscape(into: &escaped)
+            try escaped.withUnsafeBytes(body)
+        }
+    }
+
     /// Reads a string and checks that it is valid UTF-8.
     func readString(scratch: inout [UInt8]) throws -> String {
         guard let text = try withString(scratch: &scratch, Self.text) else { throw syntaxError("a string is not valid UTF-8") }

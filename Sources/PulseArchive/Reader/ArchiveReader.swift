@@ -28,6 +28,10 @@ public struct ArchiveReader {
     public var keepsRowText = false
     /// The zone of local days the Android dialect needs (`coachNotificationRecords.dateKey`).
     public var timeZone: TimeZone = .current
+    /// Where an attachment or document file too large for memory waits, unnamed, between the
+    /// reader and the visitor (`ArchiveBytes`): the system's temporary directory when nil;
+    /// `import` names its staging directory, on the store's disk.
+    public var spillDirectory: String?
 
     public init(_ input: ArchiveInput, limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) {
         self.input = input
@@ -155,6 +159,7 @@ public struct ArchiveReader {
         summary.isEncrypted = encrypted
         summary.fileBytes = size ?? 0
         var parser = EnvelopeParser(scanner: scanner, counted: counted, summary: summary, problems: ProblemSink(collects: collectsProblems))
+        parser.spillDirectory = spillDirectory
         parser.keepsRowText = keepsRowText
         if size == nil {
             // A pipe's size is known at its end: what was read by then.

@@ -12,12 +12,14 @@ public protocol ArchiveVisitor {
     mutating func visit(row: ArchiveRow, text: ArraySlice<UInt8>, at index: Int, of table: ArchiveTable) throws
     mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws
     mutating func visitSetting(key: String, value: String) throws
-    mutating func visitAttachment(name: String, contents: [UInt8]) throws
+    /// An attachment, of any size: read it in pieces (`forEachPiece`), never whole.
+    mutating func visitAttachment(name: String, contents: ArchiveBytes) throws
     /// A document (`documents`) or stub (`documentStubs`) as a JSON object, with the file's
     /// original bytes when they differ from its canonical encoding.
     mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws
-    /// A file of the document tree that is not a JSON object (`documentFiles`), byte for byte.
-    mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws
+    /// A file of the document tree that is not a JSON object (`documentFiles`), byte for byte,
+    /// of any size like an attachment.
+    mutating func visitDocumentFile(_ path: DocumentPath, contents: ArchiveBytes) throws
     /// A row of an extension table (the Android port's meals and food products), as an object.
     mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws
 }
@@ -29,8 +31,8 @@ extension ArchiveVisitor {
     }
     public mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws {}
     public mutating func visitSetting(key: String, value: String) throws {}
-    public mutating func visitAttachment(name: String, contents: [UInt8]) throws {}
+    public mutating func visitAttachment(name: String, contents: ArchiveBytes) throws {}
     public mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {}
-    public mutating func visitDocumentFile(_ path: DocumentPath, contents: [UInt8]) throws {}
+    public mutating func visitDocumentFile(_ path: DocumentPath, contents: ArchiveBytes) throws {}
     public mutating func visitExtensionRow(_ table: ExtensionTable, row: JSONNode, at index: Int) throws {}
 }

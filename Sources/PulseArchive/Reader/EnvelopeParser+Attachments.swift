@@ -51,6 +51,28 @@ extension EnvelopeParser {
         return entryProblems
     }
 
+    /// The bytes of a base64 string of any size (an attachment, a document file), decoded as
+    /// they are read and spilled to an unnamed file past `ArchiveBytes.inlineLimit`: never held
+    /// whole, as text or as bytes. Invalid base64 is refused naming the character, once the
+    /// whole string was consumed (so a collecting read goes on with the next value).
+    mutating func readLargeBase64(at location: String) throws -> ArchiveBytes {
+        try requireKind(.string, "a string", at: location, depth: 3)
+        let start = scanner.offset
+        var decoder = Base64.Decoder()
+        var builder = ArchiveBytes.Builder(spillingIn: spillDirectory)
+        var decoded: [UInt8] = []
+        try scanner.readStringPieces { piece in
+            guard decoder.failure == nil else { return }
+            decoded.removeAll(keepingCapacity: true)
+            decoder.decode(piece, appendingTo: &decoded)
+            try decoded.withUnsafeBytes { try builder.append($0) }
+        }
+        if let failure = decoder.finish() {
+            throw invalid(location, "invalid base64 at character \(failure.offset) of the value (the string starts at byte \(start)): \(failure.reason)")
+        }
+        return builder.finish()
+    }
+
     mutating func readBase64(at location: String) throws -> [UInt8] {
         try requireKind(.string, "a string", at: location, depth: 3)
         try scanner.readStringBytes(into: &scratch)
@@ -65,12 +87,12 @@ extension EnvelopeParser {
         try readArray(at: "attachments") { parser, index in
             let location = "attachments[\(index)]"
             var name: String?
-            var contents: [UInt8]?
+            var contents: ArchiveBytes?
             try parser.problems.recovering {
                 try parser.readEntryChecked(at: location) { parser, key in
                     switch key {
                     case "file": name = try parser.readStringValue(at: "\(location).file", depth: 3)
-                    case "base64": contents = try parser.readBase64(at: "\(location).base64")
+                    case "base64": contents = try parser.readLargeBase64(at: "\(location).base64")
                     default: try parser.skipUnknown(key, in: "attachments")
                     }
                 }

@@ -13,6 +13,7 @@ extension EnvelopeParser {
             var pathText: String?
             var document: JSONNode?
             var bytes: [UInt8]?
+            var fileBytes: ArchiveBytes?
             try parser.problems.recovering {
                 try parser.readEntryChecked(at: location) { parser, member in
                     switch member {
@@ -21,6 +22,9 @@ extension EnvelopeParser {
                     case "document" where key != "documentFiles":
                         try parser.requireKind(.object, "an object", at: "\(location).document", depth: 3)
                         document = try JSONNode.readWhole(parser.scanner, depth: 3, location: "\(location).document")
+                    case "base64" where key == "documentFiles":
+                        // A file of the tree, not a document: of any size, never parsed.
+                        fileBytes = try parser.readLargeBase64(at: "\(location).base64")
                     case "base64":
                         bytes = try parser.readBase64(at: "\(location).base64")
                     default:
@@ -37,8 +41,8 @@ extension EnvelopeParser {
                 }
                 parser.documentPaths[path.caseFolded] = path.path
                 if key == "documentFiles" {
-                    guard let bytes else { throw parser.invalid(location, "missing required field \"base64\"", table: "documents") }
-                    try visitor.visitDocumentFile(path, contents: bytes)
+                    guard let fileBytes else { throw parser.invalid(location, "missing required field \"base64\"", table: "documents") }
+                    try visitor.visitDocumentFile(path, contents: fileBytes)
                 } else {
                     guard path.isStub == (key == "documentStubs") else {
                         throw parser.invalid("\(location).path", "\(path.path) does not belong in \(key)", table: "documents")

@@ -24,6 +24,8 @@ struct EnvelopeParser {
     var unknownNames = NameTally()
     var reportRows: ((Int) -> Void)?
     var keepsRowText = false
+    /// Where a large attachment or document file is spilled (`ArchiveReader.spillDirectory`).
+    var spillDirectory: String?
 
     let problems: ProblemSink
 

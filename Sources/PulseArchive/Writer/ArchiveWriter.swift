@@ -88,11 +88,11 @@ public enum ArchiveWriter {
             case .attachments:
                 try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
                     try content.forEachAttachment { name, contents in
+                        // Of any size: the reader streams these values too (no string limit).
                         try AttachmentName.validate(name)
-                        try limits.checkBase64Payload(contents.count, "attachments: \(name.debugDescription)")
                         try element { _ in
                             out.byte(JSONByte.openBrace)
-                            out.key(Array("base64".utf8)); out.base64(contents); out.byte(JSONByte.comma)
+                            out.key(Array("base64".utf8)); try out.base64(pieces: contents); out.byte(JSONByte.comma)
                             out.key(Array("file".utf8)); out.string(name)
                             out.byte(JSONByte.closeBrace)
                         }
@@ -129,10 +129,9 @@ public enum ArchiveWriter {
             case .documentFiles:
                 try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
                     try content.forEachDocumentFile { path, contents in
-                        try limits.checkBase64Payload(contents.count, "documents: \(path.path)")
                         try element { _ in
                             out.byte(JSONByte.openBrace)
-                            out.key(Array("base64".utf8)); out.base64(contents); out.byte(JSONByte.comma)
+                            out.key(Array("base64".utf8)); try out.base64(pieces: contents); out.byte(JSONByte.comma)
                             out.key(Array("path".utf8)); out.string(path.path)
                             out.byte(JSONByte.closeBrace)
                         }
