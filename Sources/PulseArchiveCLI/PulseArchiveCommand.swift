@@ -55,6 +55,9 @@ public enum PulseArchiveCommand {
                 ?? "; its temporary files are removed"
             console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name))\(what)")
         }
+        // What killed runs left in $TMPDIR (a temporary directory, an export's scratch copy):
+        // nothing else would ever remove it.
+        PrivateFiles.removeStaleTemporaries(in: PrivateFiles.temporaryBase)
         exit(run(Array(CommandLine.arguments.dropFirst()), console: Console()))
     }
 

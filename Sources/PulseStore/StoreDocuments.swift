@@ -48,6 +48,26 @@ package enum StoreDocuments {
 
     // MARK: - Staging
 
+    /// Where staged documents go: files under a directory (an import's staging, beside the
+    /// store, which the import's document swap links from), or a spool that has no name on
+    /// disk (a scratch copy of an archive that may have been encrypted: `inspect`, `verify`).
+    package enum Staged {
+        case directory(String)
+        case spool(DocumentSpool)
+
+        /// Writes a staged document file. A file larger than an archive can carry is refused
+        /// here, as `writeFile` refuses it.
+        package func write(_ bytes: [UInt8], at path: DocumentPath) throws {
+            switch self {
+            case .directory(let root):
+                try StoreDocuments.writeFile(bytes, at: path.path, under: root)
+            case .spool(let spool):
+                try ArchiveLimits.standard.checkBase64Payload(bytes.count, "documents: \(path.path)")
+                try spool.write(bytes, at: path)
+            }
+        }
+    }
+
     /// Writes a staged document file, creating private folders on the way. A file larger than
     /// an archive can carry is refused here, where every document enters a store (import,
     /// merge, verify's round trip), so none enters that export would then refuse.

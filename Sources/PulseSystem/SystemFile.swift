@@ -68,6 +68,30 @@ public final class SystemFile {
         return SystemFile(path: path, fd: fd)
     }
 
+    /// A new private file that has no name in `directory`, to write and read back: whatever
+    /// becomes of the process (a SIGKILL too), nothing of it stays on disk once the descriptor
+    /// is gone. Linux makes it without a name (`O_TMPFILE`); where the system or the file system
+    /// cannot, it is created as `pulse-archive-<pid>-XXXXXX` and unlinked before anything is
+    /// written to it (the pid lets a later run remove the empty file a kill in between leaves,
+    /// `PrivateFiles.removeStaleTemporaries`).
+    /// - Parameter name: what messages call the file.
+    public static func createUnnamed(in directory: String, name: String) throws -> SystemFile {
+        if let fd = SystemCalls.openUnnamed(in: directory) {
+            _ = fchmod(fd, 0o600)
+            return SystemFile(path: name, fd: fd)
+        }
+        var template = Array("\(directory)/\(PrivateFiles.temporaryPrefix)-\(getpid())-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { path -> Int32 in
+            let fd = mkstemp(path.baseAddress!)
+            if fd >= 0 { _ = unlink(path.baseAddress!) }
+            return fd
+        }
+        guard fd >= 0 else { throw SystemError(.io, "cannot create \(name) in \(directory): \(errnoText())") }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fchmod(fd, 0o600)
+        return SystemFile(path: name, fd: fd)
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`, leaving the file position alone.
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         while true {
