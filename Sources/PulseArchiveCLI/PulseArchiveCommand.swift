@@ -48,7 +48,7 @@ public enum PulseArchiveCommand {
         // Before any thread starts: Ctrl-C removes partial archives and scratch files.
         InterruptCleanup.removeOnInterrupt { signal, committed in
             let console = Console()
-            let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal] ?? "signal \(signal)"
+            let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP", SIGQUIT: "SIGQUIT"][signal] ?? "signal \(signal)"
             // After a commit the work stands: saying only "interrupted" made a retry fail on a
             // store that already held the archive.
             let what = committed.map { " after its commit: \($0); run `pulse-archive readiness --backfill` to finish it" }
