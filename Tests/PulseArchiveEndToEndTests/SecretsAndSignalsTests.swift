@@ -341,7 +341,7 @@ struct SecretsAndSignalsTests {
     }
     #endif
 
-    @Test("SIGINT, SIGTERM, SIGHUP or SIGQUIT at the passphrase prompt (a pseudo-terminal) ends the command by that signal with the terminal's echo back on")
+    @Test("SIGINT, SIGTERM, SIGHUP or SIGQUIT at the passphrase prompt (a pseudo-terminal, core dumps already off there) ends the command by that signal with the terminal's echo back on")
     func echoBackAfterSignalAtPrompt() throws {
         #if os(Linux)
         let f = try Fixture(days: 2, rawPacketsPerDay: 4)
@@ -351,9 +351,14 @@ struct SecretsAndSignalsTests {
         for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
             let terminal = try PseudoTerminal()
             #expect(terminal.echoes, "a new pseudo-terminal echoes")
-            let pid = try terminal.spawn([CLI.executable, "inspect", f.sealed], environment: environment)
+            // Through /bin/sh with the soft core-file limit raised to the hard one, so that a
+            // limit of 0 at the prompt is the command's own doing.
+            let pid = try terminal.spawn(["/bin/sh", "-c", "ulimit -S -c \"$(ulimit -H -c)\"; exec \"$0\" \"$@\"", CLI.executable, "inspect", f.sealed],
+                                         environment: environment)
             _ = try terminal.read(until: "Passphrase: ", from: pid)
             #expect(!terminal.echoes, "the prompt did not turn echo off")
+            let limit = try Self.coreLimit(pid)
+            #expect(limit == "0", "at the passphrase prompt the core-file limit is \(limit)")
             kill(pid, signal)
             let status = try #require(Self.waitStatus(pid), "signal \(signal) at the prompt did not end the command within 60 s")
             let ending = status & 0x7f
