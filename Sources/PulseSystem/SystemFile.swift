@@ -80,6 +80,11 @@ public final class SystemFile {
             _ = fchmod(fd, 0o600)
             return SystemFile(path: name, fd: fd)
         }
+        return try createUnlinked(in: directory, name: name)
+    }
+
+    /// `createUnnamed`'s way where `O_TMPFILE` is not to be had: a new file, unlinked at once.
+    static func createUnlinked(in directory: String, name: String) throws -> SystemFile {
         var template = Array("\(directory)/\(PrivateFiles.temporaryPrefix)-\(getpid())-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { path -> Int32 in
             let fd = mkstemp(path.baseAddress!)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import PulseSQLite
-import PulseSystem
+@testable import PulseSystem
 @testable import PulseAge
 @testable import PulseArchive
 @testable import PulseArchiveCLI
@@ -387,6 +387,21 @@ struct SecretsAndSignalsTests {
         #expect(held.isAllZero, "the passphrase is still in memory after the file key was derived")
         #expect(throws: KeyError.self) { try cache.value() }
         #expect(asked == 1)
+    }
+
+    @Test("a scratch file has no name: made with O_TMPFILE, or (where that is refused) created and unlinked before its first byte; 0600 either way, nothing in its directory")
+    func scratchFilesHaveNoName() throws {
+        let dir = TemporaryDirectory()
+        for (way, file) in [("createUnnamed", try SystemFile.createUnnamed(in: dir.path, name: "a")),
+                            ("createUnlinked", try SystemFile.createUnlinked(in: dir.path, name: "b"))] {
+            try Array(Self.marker.utf8).withUnsafeBytes { try file.write($0) }
+            var info = stat()
+            #expect(fstat(file.fd, &info) == 0 && info.st_nlink == 0, "\(way): the file has \(info.st_nlink) names")
+            #expect(info.st_mode & 0o777 == 0o600, "\(way): mode \(String(info.st_mode & 0o777, radix: 8))")
+            var back = [UInt8](repeating: 0, count: Self.marker.utf8.count)
+            #expect(try back.withUnsafeMutableBytes { try file.read(into: $0, at: 0) } == back.count && back == Array(Self.marker.utf8))
+            #expect(Self.entries(dir.path).isEmpty, "\(way) left \(Self.entries(dir.path))")
+        }
     }
 }
 
