@@ -20,13 +20,16 @@ public struct AgeX25519Identity: Sendable {
         if let type = Self.unsupportedType(bech32) {
             throw AgeError(.unsupportedIdentity, "identities of type \(type)… are not supported (only X25519 identities, AGE-SECRET-KEY-1…)")
         }
-        guard let (hrp, data) = Bech32.decode(bech32), hrp == Self.hrp, data.count == 32
-        else {
+        guard case (let hrp, var data)? = Bech32.decode(bech32) else {
+            throw AgeError(.identityFileSyntax, "not an age X25519 identity (AGE-SECRET-KEY-1… with a valid checksum)")
+        }
+        // Zeroed in place: a copy (`var wiped = data`) was zeroed while the decoded scalar
+        // itself went back to the heap as it was.
+        defer { data.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+        guard hrp == Self.hrp, data.count == 32 else {
             throw AgeError(.identityFileSyntax, "not an age X25519 identity (AGE-SECRET-KEY-1… with a valid checksum)")
         }
         let secret = data.withUnsafeBytes { SecretBytes(copying: $0) }
-        var wiped = data
-        wiped.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
         try self.init(secret: secret)
     }
 

@@ -403,6 +403,54 @@ struct SecretsAndSignalsTests {
             #expect(Self.entries(dir.path).isEmpty, "\(way) left \(Self.entries(dir.path))")
         }
     }
+
+    /// Whether the memory of process `pid` holds `needle` anywhere it can be read (/proc/PID/maps
+    /// and /proc/PID/mem; the process is stopped).
+    static func memory(of pid: Int32, holds needle: [UInt8]) throws -> Bool {
+        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        let memory = open("/proc/\(pid)/mem", O_RDONLY)
+        try #require(memory >= 0, "cannot open /proc/\(pid)/mem: \(String(cString: strerror(errno)))")
+        defer { close(memory) }
+        let wanted = Data(needle)
+        for line in maps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 2, fields[1].hasPrefix("r"), !line.hasSuffix("[vvar]"), !line.hasSuffix("[vsyscall]") else { continue }
+            let bounds = fields[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
+            guard bounds.count == 2, bounds[1] > bounds[0] else { continue }
+            var region = Data(count: Int(bounds[1] - bounds[0]))
+            let got = region.withUnsafeMutableBytes { pread(memory, $0.baseAddress, $0.count, off_t(truncatingIfNeeded: bounds[0])) }
+            guard got > 0 else { continue }
+            if region.prefix(got).range(of: wanted) != nil { return true }
+        }
+        return false
+    }
+
+    @Test("once the file key is derived, neither the identity's X25519 scalar nor the passphrase is anywhere in the process's memory")
+    func secretsGoneFromMemory() throws {
+        #if os(Linux)
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let capabilities = status.split(separator: "\n").first { $0.hasPrefix("CapEff:") }
+            .flatMap { UInt64($0.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16) } ?? 0
+        try Capability.require(capabilities & (1 << 19) != 0, "CAP_SYS_PTRACE (root), to read a process's memory that is not dumpable")
+        let f = try Fixture(days: 2, rawPacketsPerDay: 4)
+        let text = try String(contentsOfFile: f.identityFile, encoding: .utf8)
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("AGE-SECRET-KEY-1") })
+        let identity = try AgeX25519Identity(bech32: String(line))
+        let scalar = identity.secret.withBytes { Array($0) }
+        let cases: [(String, [String], secret: [UInt8], keyFile: String)] = [
+            ("the identity's scalar", ["inspect", f.toIdentity, "-i", f.identityFile], scalar, f.identityFile),
+            ("the passphrase", ["inspect", f.sealed, "--passphrase-file", f.passphraseFile], Array(Self.passphrase.utf8), f.passphraseFile),
+        ]
+        for (what, arguments, secret, keyFile) in cases {
+            // read:1 comes after the header was opened: the file key is derived.
+            try Self.whilePaused(arguments, at: "read:1") { (pid: Int32) throws in
+                // The control: the probe finds what the process does hold (its arguments).
+                #expect(try Self.memory(of: pid, holds: Array(keyFile.utf8)), "the probe does not see the process's memory")
+                #expect(try !Self.memory(of: pid, holds: secret), "\(what) is in the memory of \(arguments[0]) once the file key is derived")
+            }
+        }
+        #endif
+    }
 }
 
 /// `plaintext` encrypted with `passphrase` (work factor 10: quick).
