@@ -140,7 +140,19 @@ enum AgeUnwrap {
     static let x25519Label: StaticString = "age-encryption.org/v1/X25519"
     static let scryptLabel = Array("age-encryption.org/v1/scrypt".utf8)
 
+    /// The file key, derived from the keys and recorded with them (which wipe their secrets
+    /// once the files they are for are open), or the one they derived for this header before.
     static func fileKey(header: AgeHeader, keys: AgeKeys, name: String) throws(AgeError) -> SecretBytes {
+        if let known = keys.opened.fileKey(forHeaderMAC: header.mac) { return known }
+        guard !keys.opened.isWiped else {
+            throw AgeError(.noIdentityMatches, "\(name): the keys given were wiped once the files this command opens were open, and this is another file")
+        }
+        let fileKey = try derive(header: header, keys: keys, name: name)
+        keys.opened.derived(fileKey, forHeaderMAC: header.mac)
+        return fileKey
+    }
+
+    private static func derive(header: AgeHeader, keys: AgeKeys, name: String) throws(AgeError) -> SecretBytes {
         func damaged(_ what: String) -> AgeError { AgeError(.damagedHeader, "\(name): the age header is damaged: \(what)") }
         let stanzas = header.stanzas
         if stanzas.contains(where: { $0.type == "scrypt" }) {

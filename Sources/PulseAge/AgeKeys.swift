@@ -1,4 +1,5 @@
 import CCrypto
+import Foundation
 
 /// A 32-byte X25519 secret key: the identity that opens files encrypted to its recipient.
 /// Written `AGE-SECRET-KEY-1…` (Bech32, upper case). The secret lives in one buffer that is
@@ -20,13 +21,16 @@ public struct AgeX25519Identity: Sendable {
             throw AgeError(.unsupportedIdentity, "identities of type \(type)… are not supported (only X25519 identities, AGE-SECRET-KEY-1…)")
         }
         if Self.hasLowerCase(bech32) { throw AgeError(.identityFileSyntax, Self.lowerCaseMessage) }
-        guard let (hrp, data) = Bech32.decode(bech32), hrp == Self.hrp, data.count == 32
-        else {
+        guard case (let hrp, var data)? = Bech32.decode(bech32) else {
+            throw AgeError(.identityFileSyntax, "not an age X25519 identity (AGE-SECRET-KEY-1… with a valid checksum)")
+        }
+        // Zeroed in place: a copy (`var wiped = data`) was zeroed while the decoded scalar
+        // itself went back to the heap as it was.
+        defer { data.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+        guard hrp == Self.hrp, data.count == 32 else {
             throw AgeError(.identityFileSyntax, "not an age X25519 identity (AGE-SECRET-KEY-1… with a valid checksum)")
         }
         let secret = data.withUnsafeBytes { SecretBytes(copying: $0) }
-        var wiped = data
-        wiped.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
         try self.init(secret: secret)
     }
 
@@ -102,12 +106,80 @@ public struct AgeX25519Recipient: Sendable, Equatable {
 /// (passphrase) stanza, at most once, after the stanza's work factor has been checked; the
 /// bytes it returns are wiped after use (our copy; Swift may have made others). An `AgeError`
 /// it throws is passed on unchanged; any other error becomes `.io`.
+///
+/// By default the keys live as long as their last copy. `wipingSecrets(afterOpening:then:)`
+/// shortens that: once the file keys of the files a command opens are derived, the identities'
+/// scalars are wiped and the caller wipes its passphrase, so that they are not in memory for
+/// the rest of the command; a file opened again (a reader explaining a failure reopens it)
+/// uses the file key already derived.
 public struct AgeKeys {
     public var identities: [AgeX25519Identity]
     public var passphrase: (() throws -> [UInt8])?
+    /// Shared by every copy of these keys.
+    let opened = OpenedFiles()
 
     public init(identities: [AgeX25519Identity] = [], passphrase: (() throws -> [UInt8])? = nil) {
         self.identities = identities
         self.passphrase = passphrase
+    }
+
+    /// These keys, which wipe their identities' scalars and call `forget` (which wipes the
+    /// passphrase the caller keeps) as soon as `count` file keys have been derived, and from
+    /// then on open only those files again.
+    public func wipingSecrets(afterOpening count: Int, then forget: @escaping () -> Void) -> AgeKeys {
+        opened.wipe(after: count, identities: identities.map(\.secret), then: forget)
+        return self
+    }
+
+    /// True once the secrets were wiped.
+    public var secretsWiped: Bool { opened.isWiped }
+}
+
+/// The file keys a command's keys have derived, by header MAC, and the wipe they lead to.
+final class OpenedFiles: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fileKeys: [[UInt8]: SecretBytes] = [:]
+    private var derived = 0
+    private var wipeAfter: Int?
+    private var secrets: [SecretBytes] = []
+    private var forget: (() -> Void)?
+    private var wiped = false
+
+    func wipe(after count: Int, identities: [SecretBytes], then forget: @escaping () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        wipeAfter = max(1, count)
+        secrets = identities
+        self.forget = forget
+    }
+
+    var isWiped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return wiped
+    }
+
+    /// The file key derived earlier for the header with this MAC, when the keys wipe (else
+    /// none is kept).
+    func fileKey(forHeaderMAC mac: [UInt8]) -> SecretBytes? {
+        lock.lock()
+        defer { lock.unlock() }
+        return fileKeys[mac]
+    }
+
+    /// Records a file key just derived; the last one expected wipes the secrets.
+    func derived(_ fileKey: SecretBytes, forHeaderMAC mac: [UInt8]) {
+        lock.lock()
+        guard let wipeAfter, !wiped else { return lock.unlock() }
+        fileKeys[mac] = fileKey
+        derived += 1
+        guard derived >= wipeAfter else { return lock.unlock() }
+        wiped = true
+        for secret in secrets { secret.wipe() }
+        secrets = []
+        let forget = self.forget
+        self.forget = nil
+        lock.unlock()
+        forget?()
     }
 }

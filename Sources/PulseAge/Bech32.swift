@@ -65,6 +65,9 @@ enum Bech32 {
         var accumulator = 0
         var bits = 0
         var out: [UInt8] = []
+        // One buffer from the start: a grown array leaves its earlier buffers (parts of a
+        // secret key) to the heap as they were.
+        out.reserveCapacity(data.count * from / to + 1)
         let maxValue = (1 << to) - 1
         for value in data {
             guard Int(value) >> from == 0 else { return nil }

@@ -2,8 +2,9 @@ import CCrypto
 
 /// Key material in one heap buffer that Swift never copies: the file key, wrap keys, payload
 /// keys, X25519 secrets. The buffer is wiped with `OPENSSL_cleanse` when the last reference
-/// goes. Immutable once filled, hence safe to share between threads.
-final class SecretBytes: @unchecked Sendable {
+/// goes, or before, by `wipe()`, when what it opens has been opened. Immutable once filled
+/// (but for that wipe), hence safe to share between threads.
+package final class SecretBytes: @unchecked Sendable {
     private let buffer: UnsafeMutableRawBufferPointer
 
     /// `count` zero bytes, for a primitive to fill through `withMutableBytes` before sharing.
@@ -13,7 +14,7 @@ final class SecretBytes: @unchecked Sendable {
         self.count = count
     }
 
-    convenience init(copying bytes: UnsafeRawBufferPointer) {
+    package convenience init(copying bytes: UnsafeRawBufferPointer) {
         self.init(count: bytes.count)
         if let base = bytes.baseAddress, bytes.count > 0 { buffer.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
     }
@@ -25,9 +26,9 @@ final class SecretBytes: @unchecked Sendable {
         return secret
     }
 
-    let count: Int
+    package let count: Int
 
-    func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    package func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
@@ -35,8 +36,13 @@ final class SecretBytes: @unchecked Sendable {
         try body(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
-    /// True when every byte is zero (an X25519 shared secret from a low-order point).
-    var isAllZero: Bool {
+    /// Zeroes the bytes now, for good: every holder of this buffer sees zeros from then on.
+    package func wipe() {
+        OPENSSL_cleanse(buffer.baseAddress, buffer.count)
+    }
+
+    /// True when every byte is zero (an X25519 shared secret from a low-order point, a wiped secret).
+    package var isAllZero: Bool {
         withBytes { bytes in bytes.reduce(0) { $0 | $1 } == 0 }
     }
 

@@ -44,7 +44,7 @@ struct DiffCommand: Subcommand {
         failOn = try Self.kinds(arguments.value("--fail-on"))
         show = try ArgumentValues.integer(arguments.value("--show"), option: "--show", range: 0...1000) ?? 0
         limits = try ArgumentValues.limits(arguments)
-        keys = try KeyOptions.decryptionKeys(arguments, console: console)
+        keys = try KeyOptions.decryptionKeys(arguments, console: console, files: 2)
         // The Android dialect's local days (coachNotificationRecords.dateKey) are in $TZ's zone.
         zone = try ArgumentValues.timeZone(nil, environment: console.environment)
         self.console = console

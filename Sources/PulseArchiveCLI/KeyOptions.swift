@@ -18,6 +18,8 @@ enum KeyErrorKind: String, Sendable {
     case passphraseMismatch
     /// The passphrase file is an age identity file.
     case identityAsPassphrase
+    /// Core dumps could not be turned off before a secret was read.
+    case exposedMemory
 }
 
 /// The options that give keys: `--identity`/`--passphrase-file` for the commands that read an
@@ -33,6 +35,7 @@ enum KeyOptions {
     /// whatever it is: a pipe (`<(pass show backup)`) is welcome, a device that never ends is
     /// refused once past the bound.
     static func readKeyFile(_ path: String, what: String) throws -> [UInt8] {
+        try protectMemory()
         do {
             let file = try SystemFile.openForReading(path)
             var bytes = try file.read(upTo: maxKeyFileBytes + 1)
@@ -43,6 +46,16 @@ enum KeyOptions {
             return bytes
         } catch let error as SystemError {
             throw KeyError(.unreadableFile, "cannot read the \(what): \(error.message)")
+        }
+    }
+
+    /// Turns core dumps off (`SystemCalls.disableCoreDumps`: no core file, and on Linux not
+    /// dumpable, so no debugger of the same user and no /proc/PID/mem either) before a secret
+    /// is read or made: a core file would hold it, and the decrypted rows, for as long as it
+    /// lies on disk. Idempotent; the rest of the process stays so.
+    static func protectMemory() throws {
+        guard SystemCalls.disableCoreDumps() else {
+            throw KeyError(.exposedMemory, "cannot turn core dumps off before reading a secret: \(errnoText()); nothing was read")
         }
     }
 
@@ -69,7 +82,10 @@ enum KeyOptions {
     /// The keys a reader was given. The passphrase (file, variable, else the terminal, if there
     /// is one) is asked only when a file needs one, once; without any, an encrypted archive is
     /// refused with what its header says.
-    static func decryptionKeys(_ arguments: ParsedArguments, console: Console) throws -> AgeKeys {
+    ///
+    /// The keys wipe their secrets (identities and passphrase) as soon as the file keys of
+    /// `files` archives are derived: 1 for every command but `diff`, which opens two.
+    static func decryptionKeys(_ arguments: ParsedArguments, console: Console, files: Int = 1) throws -> AgeKeys {
         if arguments.positionals.contains("-") {
             for path in arguments.values("--identity") + arguments.values("--passphrase-file") where isStandardInput(path) {
                 throw UsageError(message: "'\(path)' is standard input, which is the archive (-): give the key in a file of its own")
@@ -84,11 +100,13 @@ enum KeyOptions {
         }
         let passphraseFile = arguments.value("--passphrase-file")
         let given = passphraseGiven(arguments, console: console)
-        guard given || Terminal.isAvailable else { return AgeKeys(identities: identities) }
+        guard given || Terminal.isAvailable else {
+            return AgeKeys(identities: identities).wipingSecrets(afterOpening: files, then: {})
+        }
         let cache = PassphraseCache { try passphrase(file: passphraseFile, console: console, confirm: false) }
         // A file or the variable is read now, so a bad one is refused before any work; only
         // the terminal waits until a file asks for a passphrase.
-        if given { _ = try cache.value() }
+        if given { try cache.load() }
         return AgeKeys(identities: identities, passphrase: {
             do {
                 return try cache.value()
@@ -96,7 +114,7 @@ enum KeyOptions {
                 // The decryption passes its own errors on; this one it would call an I/O error.
                 throw AgeError(.wrongPassphrase, error.message)
             }
-        })
+        }).wipingSecrets(afterOpening: files, then: cache.wipe)
     }
 
     /// The transformation `export` applies to the finished archive, or nil for a plain one.
@@ -110,10 +128,16 @@ enum KeyOptions {
                 throw UsageError(message: "'--passphrase' cannot be combined with recipients: an age file has one passphrase or any number of public keys")
             }
             let secret = PassphraseCache { try passphrase(file: arguments.value("--passphrase-file"), console: console, confirm: true) }
-            _ = try secret.value()
-            return { output in try AgeEncryptingSink(output: output, passphrase: try secret.value()) }
+            try secret.load()
+            // Wiped once the archive's file key is wrapped: the sink needs it no longer.
+            return { output in
+                defer { secret.wipe() }
+                return try AgeEncryptingSink(output: output, passphrase: try secret.value())
+            }
         }
         guard encrypts(arguments) else { return nil }
+        // The archive's file key is a secret too, and the rows pass through memory in clear.
+        try protectMemory()
         guard !recipients.isEmpty else {
             throw KeyError(.unreadableFile, "the recipients files hold no recipient (age1…): nothing to encrypt to")
         }
@@ -124,6 +148,7 @@ enum KeyOptions {
     /// The passphrase: `--passphrase-file`'s first line (without its line ending), else the
     /// variable, else the terminal (typed twice when `confirm`).
     static func passphrase(file: String?, console: Console, confirm: Bool) throws -> [UInt8] {
+        try protectMemory()
         if let file {
             var bytes = try readKeyFile(file, what: "passphrase file")
             defer { wipe(&bytes) }
@@ -203,21 +228,36 @@ enum KeyOptions {
     }
 }
 
-/// A passphrase had once and kept for the command's length (a reader may open its input twice
-/// to explain a failure; the terminal is asked once), wiped when released.
+/// A passphrase had once (the terminal is asked once, a file read once) and kept, in one
+/// buffer that is wiped in place, until the file keys it opens are derived (`wipe`, which the
+/// keys call then). Each `value()` is a fresh copy that its user wipes.
 final class PassphraseCache {
     private let obtain: () throws -> [UInt8]
-    private var bytes: [UInt8]?
+    private(set) var secret: SecretBytes?
+    private var wiped = false
 
     init(_ obtain: @escaping () throws -> [UInt8]) { self.obtain = obtain }
 
-    deinit { if bytes != nil { KeyOptions.wipe(&bytes!) } }
+    /// Reads the passphrase now, if not yet had.
+    func load() throws {
+        guard !wiped else {
+            throw KeyError(.noPassphrase, "the passphrase was wiped once the files it opens were open, and another file asks for it")
+        }
+        guard secret == nil else { return }
+        var got = try obtain()
+        defer { KeyOptions.wipe(&got) }
+        secret = got.withUnsafeBytes { SecretBytes(copying: $0) }
+    }
 
     func value() throws -> [UInt8] {
-        if let bytes { return bytes }
-        let got = try obtain()
-        bytes = got
-        return got
+        try load()
+        return secret!.withBytes { Array($0) }
+    }
+
+    /// Zeroes the passphrase; it is not asked again.
+    func wipe() {
+        secret?.wipe()
+        wiped = true
     }
 }
 

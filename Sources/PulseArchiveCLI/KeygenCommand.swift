@@ -33,6 +33,7 @@ struct KeygenCommand: Subcommand {
             for identity in try AgeIdentityFile.parse(bytes, name: identityFile) { try console.out(identity.recipient.bech32) }
             return 0
         }
+        try KeyOptions.protectMemory()
         let identity = try AgeX25519Identity.generate()
         var contents = AgeIdentityFile.contents(of: identity, created: Self.now())
         defer { KeyOptions.wipe(&contents) }

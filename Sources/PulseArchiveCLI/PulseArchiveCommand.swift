@@ -48,13 +48,16 @@ public enum PulseArchiveCommand {
         // Before any thread starts: Ctrl-C removes partial archives and scratch files.
         InterruptCleanup.removeOnInterrupt { signal, committed in
             let console = Console()
-            let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal] ?? "signal \(signal)"
+            let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP", SIGQUIT: "SIGQUIT"][signal] ?? "signal \(signal)"
             // After a commit the work stands: saying only "interrupted" made a retry fail on a
             // store that already held the archive.
             let what = committed.map { " after its commit: \($0); run `pulse-archive readiness --backfill` to finish it" }
                 ?? "; its temporary files are removed"
             console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name))\(what)")
         }
+        // What killed runs left in $TMPDIR (a temporary directory, an export's scratch copy):
+        // nothing else would ever remove it.
+        PrivateFiles.removeStaleTemporaries(in: PrivateFiles.temporaryBase)
         exit(run(Array(CommandLine.arguments.dropFirst()), console: Console()))
     }
 

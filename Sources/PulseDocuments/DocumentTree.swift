@@ -10,10 +10,13 @@ import PulseSystem
 /// A document tree on disk (`Splits/`, `Workouts/YYYY/MM/`, `Stubs/` under a root), walked
 /// without following links. Files that are not `<ULID>.json` in their place (iCloud conflict
 /// twins, `.icloud` placeholders, `.DS_Store`) are reported and left alone, never deleted.
+/// Or the documents of a spool (`DocumentSpool`), which has no name on disk.
 public struct DocumentTree: Sendable {
     public static let folders = ["Splits", "Workouts", "Stubs"]
 
+    /// The directory, or the spool's name.
     public let root: String
+    private let spool: DocumentSpool?
     /// Document files, by path.
     public private(set) var documents: [DocumentPath] = []
     /// Regular files that are not documents, relative to the root.
@@ -24,6 +27,7 @@ public struct DocumentTree: Sendable {
     /// Walks the tree under `root` (a missing folder is an empty one).
     public init(scanning root: String) throws(DocumentsError) {
         self.root = root
+        spool = nil
         for folder in Self.folders {
             try walk(folder)
         }
@@ -32,16 +36,28 @@ public struct DocumentTree: Sendable {
         unsafe.sort()
     }
 
-    public func absolutePath(_ relative: String) -> String { root + "/" + relative }
+    /// The documents of `spool`, as they are now.
+    public init(spool: DocumentSpool) {
+        root = spool.name
+        self.spool = spool
+        documents = spool.paths
+    }
+
+    public func absolutePath(_ relative: String) -> String {
+        precondition(spool == nil, "a spool's documents have no path")
+        return root + "/" + relative
+    }
 
     /// The file's bytes, read without following a link.
     /// - Throws: the system layer's `SystemError(.io)`, naming the file.
     public func read(_ path: DocumentPath) throws -> [UInt8] {
-        try Self.readFile(absolutePath(path.path))
+        if let spool { return try spool.read(path) }
+        return try Self.readFile(absolutePath(path.path))
     }
 
     /// The file's size in bytes, without following a link.
     public func size(_ path: DocumentPath) throws(DocumentsError) -> Int64 {
+        if let spool { return try spool.size(path) }
         var info = stat()
         guard lstat(absolutePath(path.path), &info) == 0 else {
             throw DocumentsError(.io, "cannot read \(absolutePath(path.path)): \(errnoText())")
@@ -69,8 +85,9 @@ public struct DocumentTree: Sendable {
     }
 
     /// The file's bytes, read in pieces when asked.
-    public func pieces(_ path: DocumentPath) throws -> FileBytes {
-        FileBytes(path: absolutePath(path.path), count: Int(try size(path)))
+    public func pieces(_ path: DocumentPath) throws -> any PieceReadable {
+        if let spool { return try spool.pieces(path) }
+        return FileBytes(path: absolutePath(path.path), count: Int(try size(path)))
     }
 
     /// A regular file read in pieces, without following a link.

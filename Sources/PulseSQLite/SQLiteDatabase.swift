@@ -77,7 +77,16 @@ public final class SQLiteDatabase: HandleHolder {
             sqlite3_close(db)
             throw SQLiteError(.sqlite, "cannot define double_bits on \(path): \(message)")
         }
-        connection = SQLiteConnection(handle: db, path: path)
+        connection = SQLiteConnection(handle: db, path: path.isEmpty ? "a temporary database" : path)
+    }
+
+    /// A private temporary database that has no name on disk, for decrypted rows no kill may
+    /// leave behind. SQLite keeps it in the page cache, and past the cache in a file of its
+    /// temporary directory (`$SQLITE_TMPDIR`, else `$TMPDIR`, else /var/tmp, /usr/tmp, /tmp)
+    /// that its unix VFS unlinks as soon as it has opened it (a delete-on-close file), as it
+    /// does its sorts' and journals' temporary files.
+    public static func unnamed(attachesReadOnly: Bool = false) throws(SQLiteError) -> SQLiteDatabase {
+        try SQLiteDatabase(path: "", create: true, attachesReadOnly: attachesReadOnly)
     }
 
     deinit {

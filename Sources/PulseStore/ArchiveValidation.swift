@@ -1,14 +1,16 @@
 import PulseArchive
+import PulseDocuments
+import PulseSQLite
 import PulseSystem
 
 /// Checks an archive without a store: everything `import` checks, in the same code path
-/// (a staging database in a private temporary directory), so `inspect` refuses exactly the
-/// files `import` refuses.
+/// (`StagingArea.stage`), so `inspect` refuses exactly the files `import` refuses. The staging
+/// has no name on disk (an unnamed database, a document spool): the archive may have been
+/// encrypted, and no kill may leave its rows or documents behind in clear.
 public enum ArchiveValidation {
     public static func validate(_ reader: ArchiveReader) throws -> ArchiveSummary {
-        let directory = try PrivateFiles.temporaryDirectory(prefix: "pulse-archive-inspect")
-        defer { PrivateFiles.remove(directory) }
-        let staging = try StagingArea(directory: directory + "/.staging")
-        return try staging.stage(reader)
+        let database = try SQLiteDatabase.unnamed()
+        try StagingArea.prepare(database)
+        return try StagingArea.stage(reader, into: database, documents: .spool(DocumentSpool(name: "inspect's staged documents")))
     }
 }

@@ -32,6 +32,11 @@ final class StagingArea {
         try PrivateFiles.createDirectory(directory + "/archive")
         try PrivateFiles.touch(directory + "/tables.sqlite")
         self.database = try SQLiteDatabase(path: directory + "/tables.sqlite", create: false)
+        try Self.prepare(database)
+    }
+
+    /// Gives a new staging database the store's schema, without durability.
+    static func prepare(_ database: SQLiteDatabase) throws {
         try PulseStore.configure(database, durable: false)
         try StoreMigration.migrate(database)
     }
@@ -62,8 +67,14 @@ final class StagingArea {
     /// on a second thread while this one decompresses and parses; a table's indexes are built
     /// once its rows are in (`DeferredIndexes`), and its unique key is checked then.
     func stage(_ reader: ArchiveReader) throws -> ArchiveSummary {
+        try Self.stage(reader, into: database, documents: .directory(archiveTree))
+    }
+
+    /// `stage` into any staging database (`prepare`d) and document destination: `inspect`
+    /// stages where nothing has a name on disk, with the same checks.
+    static func stage(_ reader: ArchiveReader, into database: SQLiteDatabase, documents: StoreDocuments.Staged) throws -> ArchiveSummary {
         try database.execute("BEGIN")
-        var visitor = BackgroundVisitor(try StagingVisitor(database: database, documentRoot: archiveTree))
+        var visitor = BackgroundVisitor(try StagingVisitor(database: database, documents: documents))
         let summary: ArchiveSummary
         do {
             summary = try reader.read(into: &visitor)

@@ -9,13 +9,13 @@ import PulseSQLite
 struct StagingVisitor: ArchiveVisitor, HandleHolder {
     private let database: SQLiteDatabase
     private let writer: StoreRowWriter
-    private let documentRoot: String
+    private let documents: StoreDocuments.Staged
     private var indexes: DeferredIndexes
 
-    init(database: SQLiteDatabase, documentRoot: String) throws {
+    init(database: SQLiteDatabase, documents: StoreDocuments.Staged) throws {
         self.database = database
         writer = try StoreRowWriter(database: database)
-        self.documentRoot = documentRoot
+        self.documents = documents
         indexes = try DeferredIndexes(dropping: database)
     }
 
@@ -52,11 +52,11 @@ struct StagingVisitor: ArchiveVisitor, HandleHolder {
 
     /// Written as the original bytes when the archive has them, else canonically encoded.
     mutating func visitDocument(_ path: DocumentPath, document: JSONNode, originalBytes: [UInt8]?) throws {
-        try StoreDocuments.writeFile(originalBytes ?? DocumentCoder.encode(document), at: path.path, under: documentRoot)
+        try documents.write(originalBytes ?? DocumentCoder.encode(document), at: path)
     }
 
     mutating func visitDocumentFile(_ path: DocumentPath, contents: ArchiveBytes) throws {
-        try StoreDocuments.writeFile(contents, at: path.path, under: documentRoot)
+        try documents.write(contents, at: path)
     }
 
     /// A repeated key is found when the table's unique index is built (`endTable`).

@@ -48,9 +48,25 @@ package enum StoreDocuments {
 
     // MARK: - Staging
 
-    /// Writes a staged document file, creating private folders on the way, in pieces: a
-    /// document file has no size limit (an export streams it back), a document is bounded by
-    /// the whole-value limit where it is read.
+    /// Where staged documents go: files under a directory (an import's staging, beside the
+    /// store, which the import's document swap links from), or a spool that has no name on
+    /// disk (a scratch copy of an archive that may have been encrypted: `inspect`, `verify`).
+    package enum Staged {
+        case directory(String)
+        case spool(DocumentSpool)
+
+        /// Writes a staged document or document file, in pieces: a document file has no size
+        /// limit (an export streams it back), a document is bounded by the whole-value limit
+        /// where it is read.
+        package func write(_ contents: some PieceReadable, at path: DocumentPath) throws {
+            switch self {
+            case .directory(let root): try StoreDocuments.writeFile(contents, at: path.path, under: root)
+            case .spool(let spool): try spool.write(contents, at: path)
+            }
+        }
+    }
+
+    /// Writes a staged document file, creating private folders on the way, in pieces.
     package static func writeFile(_ contents: some PieceReadable, at relative: String, under root: String) throws {
         let absolute = root + "/" + relative
         try PrivateFiles.createDirectory(String(absolute[..<absolute.lastIndex(of: "/")!]))

@@ -11,13 +11,15 @@ import Darwin
 /// and unregisters it once it is removed or has become something to keep.
 ///
 /// A command-line program calls `removeOnInterrupt` before it starts any thread. SIGINT,
-/// SIGTERM and SIGHUP are then taken by a thread of their own (`sigwait`, not a signal
+/// SIGTERM, SIGHUP and SIGQUIT are then taken by a thread of their own (`sigwait`, not a signal
 /// handler, so removing a directory is safe there), which removes what is registered and ends
 /// the process as the signal would have. Nothing runs on SIGKILL: the next run removes what it
 /// finds (`AtomicFile`, staging), and every such path is private (0600/0700) meanwhile.
 public enum InterruptCleanup {
-    /// The signals that mean "stop": Ctrl-C, `kill`, a closed terminal.
-    private static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    /// The signals that mean "stop": Ctrl-C, `kill`, a closed terminal, Ctrl-\. SIGQUIT is one
+    /// of them: left to the Swift runtime, it printed a backtrace and the command carried on
+    /// (an `import --replace` the user meant to stop committed).
+    private static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
     private final class Registry: @unchecked Sendable {
         /// Recursive, so that the step `keeping` runs may register and unregister paths too.
@@ -102,7 +104,12 @@ public enum InterruptCleanup {
             // Held until the process ends: no path is unregistered halfway through.
             registry.lock.lock()
             for path in registry.paths { removeTree(path) }
+            // A prompt's hidden echo comes back before the shell does.
+            Terminal.restoreAfterInterrupt()
             announce(received, registry.committed)
+            // SIGQUIT's default action dumps core: a core file is something left behind,
+            // holding whatever the process had read, so the process ends by the signal without one.
+            if received == SIGQUIT { _ = SystemCalls.disableCoreDumps() }
             signal(received, SIG_DFL)
             var only = signalSet([received])
             pthread_sigmask(SIG_UNBLOCK, &only, nil)

@@ -87,17 +87,64 @@ package enum PrivateFiles {
         InterruptCleanup.unregister(path)
     }
 
+    /// What the names of our temporary entries start with.
+    package static let temporaryPrefix = "pulse-archive"
+
+    /// The system's temporary directory: `$TMPDIR`, else `/tmp`. SQLite puts its own temporary
+    /// files (an unnamed database, its sorts) there too, unless `$SQLITE_TMPDIR` says otherwise.
+    package static var temporaryBase: String {
+        ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    }
+
     /// A new private directory under the system's temporary directory, removed if the process
-    /// is interrupted before `remove`.
+    /// is interrupted before `remove`. Its name carries the process id
+    /// (`<prefix>-<pid>-XXXXXX`), so that a later run removes it if the process was killed
+    /// (`removeStaleTemporaries`).
     package static func temporaryDirectory(prefix: String) throws -> String {
-        let base = (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+        let base = temporaryBase
         return try InterruptCleanup.registering {
-            var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
+            var template = Array("\(base)/\(prefix)-\(getpid())-XXXXXX".utf8CString)
             guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
                 throw SystemError(.io, "cannot create a temporary directory in \(base): \(errnoText())")
             }
             let directory = String(cString: made)
             return (directory, path: directory)
         }
+    }
+
+    /// A private scratch file that has no name on disk (`SystemFile.createUnnamed`) in the
+    /// system's temporary directory: for decrypted data that no kill may leave behind.
+    /// - Parameter name: what messages call it ("verify's key runs").
+    package static func unnamedFile(_ name: String) throws -> SystemFile {
+        try SystemFile.createUnnamed(in: temporaryBase, name: name)
+    }
+
+    /// Removes what killed runs left in `base`: entries named `pulse-archive…-<pid>-XXXXXX`
+    /// (a temporary directory, or a file killed between its creation and its unlink, or either
+    /// renamed aside by an interrupted removal) whose process no longer exists, and that belong
+    /// to this user. An entry of a live process, of another user, or without a pid in its name
+    /// is left alone.
+    package static func removeStaleTemporaries(in base: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
+        for name in names where name.hasPrefix(temporaryPrefix + "-") {
+            guard let pid = processID(inTemporaryName: name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            var info = stat()
+            guard lstat(base + "/" + name, &info) == 0, info.st_uid == getuid() else { continue }
+            try? FileManager.default.removeItem(atPath: base + "/" + name)
+        }
+    }
+
+    /// The pid in `pulse-archive[-<word>…]-<pid>-XXXXXX` (after an optional `.removing-<pid>`
+    /// suffix is taken off; words of lower-case letters, six letters or digits at the end), or
+    /// nil for any other name.
+    static func processID(inTemporaryName name: String) -> pid_t? {
+        var name = Substring(name)
+        if let aside = name.range(of: ".removing-") { name = name[..<aside.lowerBound] }
+        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count >= 4, parts[0] == "pulse", parts[1] == "archive",
+              parts[2..<parts.count - 2].allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0 >= "a" && $0 <= "z" } }),
+              parts[parts.count - 1].count == 6, parts[parts.count - 1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }),
+              let pid = pid_t(parts[parts.count - 2]), pid > 0 else { return nil }
+        return pid
     }
 }

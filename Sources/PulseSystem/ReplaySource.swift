@@ -91,17 +91,14 @@ public final class ReplaySource: ByteSource {
     }
 }
 
-/// A private file with no name: created in a private temporary directory, unlinked at once,
-/// so nothing is left behind whatever becomes of the process.
+/// A private file with no name (`PrivateFiles.unnamedFile`), so nothing is left behind
+/// whatever becomes of the process: what it holds may be decrypted.
 final class SpillFile {
     private let file: SystemFile
     private var length: Int64 = 0
 
     init() throws {
-        let directory = try PrivateFiles.temporaryDirectory(prefix: "pulse-archive-lookahead")
-        defer { PrivateFiles.remove(directory) }
-        file = try SystemFile.createReadWrite(directory + "/spill")
-        unlink(directory + "/spill")
+        file = try PrivateFiles.unnamedFile("the reader's look-ahead file")
     }
 
     func append(_ bytes: UnsafeRawBufferPointer) throws {

@@ -68,6 +68,35 @@ public final class SystemFile {
         return SystemFile(path: path, fd: fd)
     }
 
+    /// A new private file that has no name in `directory`, to write and read back: whatever
+    /// becomes of the process (a SIGKILL too), nothing of it stays on disk once the descriptor
+    /// is gone. Linux makes it without a name (`O_TMPFILE`); where the system or the file system
+    /// cannot, it is created as `pulse-archive-<pid>-XXXXXX` and unlinked before anything is
+    /// written to it (the pid lets a later run remove the empty file a kill in between leaves,
+    /// `PrivateFiles.removeStaleTemporaries`).
+    /// - Parameter name: what messages call the file.
+    public static func createUnnamed(in directory: String, name: String) throws -> SystemFile {
+        if let fd = SystemCalls.openUnnamed(in: directory) {
+            _ = fchmod(fd, 0o600)
+            return SystemFile(path: name, fd: fd)
+        }
+        return try createUnlinked(in: directory, name: name)
+    }
+
+    /// `createUnnamed`'s way where `O_TMPFILE` is not to be had: a new file, unlinked at once.
+    static func createUnlinked(in directory: String, name: String) throws -> SystemFile {
+        var template = Array("\(directory)/\(PrivateFiles.temporaryPrefix)-\(getpid())-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { path -> Int32 in
+            let fd = mkstemp(path.baseAddress!)
+            if fd >= 0 { _ = unlink(path.baseAddress!) }
+            return fd
+        }
+        guard fd >= 0 else { throw SystemError(.io, "cannot create \(name) in \(directory): \(errnoText())") }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fchmod(fd, 0o600)
+        return SystemFile(path: name, fd: fd)
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`, leaving the file position alone.
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         while true {
@@ -103,8 +132,18 @@ public final class SystemFile {
 
     /// Writes `bytes` at `offset`, leaving the file position alone.
     public func write(_ bytes: [UInt8], at offset: Int64) throws {
-        let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
-        guard n == bytes.count else { throw SystemError(.io, "cannot write \(path): \(errnoText())") }
+        try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    /// Writes `bytes` at `offset`, leaving the file position alone; a short write goes on.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + Int64(done)))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw SystemError(.io, "cannot write \(path): \(errnoText())") }
+            done += n
+        }
     }
 
     /// Flushes the file's data to stable storage.

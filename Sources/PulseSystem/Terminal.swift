@@ -15,6 +15,20 @@ public enum Terminal {
         return true
     }
 
+    /// The terminal whose echo a prompt has turned off, with its settings from before.
+    private static let hidden = Locked<(fd: Int32, saved: termios)?>(nil)
+
+    /// Puts back the settings of a terminal a prompt has hidden the echo of, if one has; for
+    /// `InterruptCleanup`, on a signal that ends the process. The prompt's own restoring waits
+    /// from then on, so nothing changes the terminal again before the process ends.
+    static func restoreAfterInterrupt() {
+        hidden.holdForever { open in
+            guard let current = open else { return }
+            var saved = current.saved
+            _ = tcsetattr(current.fd, TCSANOW, &saved)
+        }
+    }
+
     /// Asks for a secret on the terminal; nil when the process has none (a cron job).
     /// The line ending is not part of the secret. The caller wipes the bytes when done.
     public static func readSecret(prompt: String) throws -> [UInt8]? {
@@ -27,9 +41,19 @@ public enum Terminal {
             var silent = saved
             silent.c_lflag &= ~tcflag_t(ECHO)
             silent.c_lflag |= tcflag_t(ECHONL)
+            // Recorded before echo goes off: a signal that ends the process at the prompt
+            // puts the settings back (`restoreAfterInterrupt`), or the shell stays blind.
+            hidden.withLock { $0 = (fd, saved) }
             _ = tcsetattr(fd, TCSANOW, &silent)
         }
-        defer { if canHideEcho { _ = tcsetattr(fd, TCSANOW, &saved) } }
+        defer {
+            if canHideEcho {
+                hidden.withLock { open in
+                    _ = tcsetattr(fd, TCSANOW, &saved)
+                    open = nil
+                }
+            }
+        }
         let promptBytes = Array(prompt.utf8)
         _ = promptBytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         var line: [UInt8] = []

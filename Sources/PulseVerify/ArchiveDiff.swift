@@ -84,20 +84,18 @@ public enum ArchiveDiff {
     ///   - show: how many keys of each kind to keep per category.
     /// - Throws: the reader's `ArchiveError`, which names the file, for an archive that does not read.
     public static func diff(old: ArchiveReader, new: ArchiveReader, show: Int) throws -> ArchiveDiffReport {
-        let scratch = try PrivateFiles.temporaryDirectory(prefix: "pulse-archive-diff")
-        defer { PrivateFiles.remove(scratch) }
         // The two archives are read at once, OLD on a thread of its own: each read is one
-        // thread parsing and one recording, and their runs live in directories of their own.
+        // thread parsing and one recording, into runs of their own (files with no name on disk).
         // Standard input can only be one of them, and it is read by whichever side it is.
-        let oldSide = RecordingThread(old, directory: scratch)
+        let oldSide = RecordingThread(old)
         // The reader opens its file and decoders on that thread: nothing to hand over.
         oldSide.start(named: "diff-old", handingOver: [])
-        let newRecord = Result { try record(new, side: .new, directory: scratch) }
+        let newRecord = Result { try record(new, side: .new) }
         oldSide.join()
         let (oldRuns, oldSummary) = try oldSide.result!.get()
         let (newRuns, newSummary) = try newRecord.get()
         var report = ArchiveDiffReport(old: oldSummary, new: newSummary)
-        let empty = SortedKeyRuns(directory: scratch, name: "empty", payloadSize: digestSize)
+        let empty = SortedKeyRuns(name: "empty", payloadSize: digestSize)
         let tableNames = Set(oldRuns.keys).union(newRuns.keys).subtracting(DiffRecorder.otherCategories)
         for name in tableNames.sorted() {
             report.tables[name] = try join(name, oldRuns[name] ?? empty, newRuns[name] ?? empty, show: show, problems: &report.problems)
@@ -111,25 +109,21 @@ public enum ArchiveDiff {
     /// Reads OLD into runs on a thread of its own.
     private final class RecordingThread: BackgroundWorker, @unchecked Sendable {
         private let reader: ArchiveReader
-        private let directory: String
         /// Set by the thread; read after `join`.
         private(set) var result: Result<([String: SortedKeyRuns], ArchiveSummary), Error>?
 
-        init(_ reader: ArchiveReader, directory: String) {
+        init(_ reader: ArchiveReader) {
             self.reader = reader
-            self.directory = directory
         }
 
         override func drain() {
-            result = Result { try ArchiveDiff.record(reader, side: .old, directory: directory) }
+            result = Result { try ArchiveDiff.record(reader, side: .old) }
         }
     }
 
     /// One archive read into runs, on a second thread while this one decompresses and parses.
-    fileprivate static func record(_ reader: ArchiveReader, side: DiffProblem.Side, directory: String) throws -> ([String: SortedKeyRuns], ArchiveSummary) {
-        let runs = directory + "/" + side.rawValue
-        try PrivateFiles.createDirectory(runs)
-        var worker = BackgroundVisitor(DiffRecorder(directory: runs, limits: reader.limits))
+    fileprivate static func record(_ reader: ArchiveReader, side: DiffProblem.Side) throws -> ([String: SortedKeyRuns], ArchiveSummary) {
+        var worker = BackgroundVisitor(DiffRecorder(side: side, limits: reader.limits))
         let summary: ArchiveSummary
         do {
             summary = try reader.read(into: &worker)
@@ -228,7 +222,7 @@ struct DiffRecorder: ArchiveVisitor, HandleHolder {
     /// The categories that are not tables.
     static let otherCategories: Set<String> = ["settings", "attachments", "documents"]
 
-    let directory: String
+    let side: DiffProblem.Side
     let limits: ArchiveLimits
     private(set) var runs: [String: SortedKeyRuns] = [:]
     private var current: (runs: SortedKeyRuns, encoding: RowEncoding)?
@@ -239,15 +233,14 @@ struct DiffRecorder: ArchiveVisitor, HandleHolder {
     /// None: runs are files, and digests are made and dropped on the recording thread.
     var handleOwners: [HandleOwner] { [] }
 
-    init(directory: String, limits: ArchiveLimits) {
-        self.directory = directory
+    init(side: DiffProblem.Side, limits: ArchiveLimits) {
+        self.side = side
         self.limits = limits
     }
 
     private mutating func runs(_ name: String) -> SortedKeyRuns {
         if let found = runs[name] { return found }
-        // Table keys are names of letters; the prefix keeps them apart from the other files.
-        let made = SortedKeyRuns(directory: directory, name: "c-\(name)", payloadSize: ArchiveDiff.digestSize)
+        let made = SortedKeyRuns(name: "\(side.rawValue) \(name)", payloadSize: ArchiveDiff.digestSize)
         runs[name] = made
         return made
     }

@@ -31,12 +31,10 @@ public enum ArchiveVerifier {
 
     private static func verify(_ reader: ArchiveReader, against store: PulseStore?, timeZone: TimeZone) throws -> VerifyReport {
         var report = VerifyReport()
-        let scratch = try PrivateFiles.temporaryDirectory(prefix: "pulse-archive-verify")
-        defer { PrivateFiles.remove(scratch) }
-        let runs = scratch + "/runs"
-        try PrivateFiles.createDirectory(runs)
-        let roundTrip = try RollingRoundTrip(directory: scratch + "/store", comparingWith: store.map { ($0.databasePath, immutable: $0.isImmutable) }, limits: reader.limits)
-        let worker = BackgroundVisitor(VerifyingVisitor(roundTrip: roundTrip, runsDirectory: runs, timeZone: timeZone))
+        // Nothing of the scratch work has a name on disk (`RollingRoundTrip`, `SortedKeyRuns`):
+        // the archive may have been encrypted, and no kill may leave it behind in clear.
+        let roundTrip = try RollingRoundTrip(comparingWith: store.map { ($0.databasePath, immutable: $0.isImmutable) }, limits: reader.limits)
+        let worker = BackgroundVisitor(VerifyingVisitor(roundTrip: roundTrip, timeZone: timeZone))
         var visitor = RowTextCheck(next: worker, limits: reader.limits)
 
         // 1–2. Container and structure, every problem collected.

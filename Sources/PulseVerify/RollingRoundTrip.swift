@@ -24,7 +24,9 @@ enum RoundTripSection: Equatable {
 /// writes). Extension rows, settings, attachments and documents (few) go the long way: an
 /// export of the temporary store into a scratch file, read back by the reader and compared. The
 /// temporary store never holds more than one batch of rows, so memory and disk stay flat
-/// however large the archive.
+/// however large the archive. Nothing of it has a name on disk (an unnamed database, a document
+/// spool, unnamed scratch files): the archive may have been encrypted, and no kill may leave
+/// its rows or documents behind in clear.
 final class RollingRoundTrip {
     /// Rows per batch: a few megabytes, and the temporary tables stay small.
     static let batchSize = 8192
@@ -35,10 +37,7 @@ final class RollingRoundTrip {
 
     /// The temporary store's database (`StoreSchema.roundTripTables`) and document tree.
     let database: SQLiteDatabase
-    let tree: String
-    /// Where a step of the long way is exported and read back: a file, not memory, since
-    /// attachments can be large.
-    private let longWay: String
+    let tree: DocumentSpool
     private let writer: StoreRowWriter
     /// With `verify --store`: the store, compared one batch at a time.
     let comparison: StoreComparison?
@@ -56,18 +55,13 @@ final class RollingRoundTrip {
     private let limits: ArchiveLimits
 
     /// - Parameters:
-    ///   - directory: a new private directory for the temporary store.
     ///   - store: the database of the store to compare with (`verify --store`), and whether
     ///     it must be read immutable.
     ///   - limits: the read's limits, which the long way's export and read keep too.
-    init(directory: String, comparingWith store: (path: String, immutable: Bool)?, limits: ArchiveLimits = .standard) throws {
+    init(comparingWith store: (path: String, immutable: Bool)?, limits: ArchiveLimits = .standard) throws {
         self.limits = limits
-        try PrivateFiles.createDirectory(directory)
-        tree = directory + "/tree"
-        longWay = directory + "/long-way.json"
-        try PrivateFiles.createDirectory(tree)
-        try PrivateFiles.touch(directory + "/store.sqlite")
-        let database = try SQLiteDatabase(path: directory + "/store.sqlite", create: false, attachesReadOnly: store != nil)
+        tree = DocumentSpool(name: "verify's round trip")
+        let database = try SQLiteDatabase.unnamed(attachesReadOnly: store != nil)
         try PulseStore.configure(database, durable: false)
         for sql in StoreSchema.roundTripTables { try database.execute(sql) }
         self.database = database
@@ -141,7 +135,7 @@ final class RollingRoundTrip {
 
     /// Writes a document file into the temporary store's tree, as an import stages it.
     func addDocument(_ path: DocumentPath, bytes: some PieceReadable) throws {
-        try StoreDocuments.writeFile(bytes, at: path.path, under: tree)
+        try StoreDocuments.Staged.spool(tree).write(bytes, at: path)
         expected.documents[ByteKey(path.path)] = try SHA1.hash(pieces: bytes)
     }
 
@@ -149,7 +143,7 @@ final class RollingRoundTrip {
     /// - Returns: the archive's document tree as restored (for the documents' checks).
     func finish() throws -> DocumentTree {
         try end()
-        let documents = try DocumentTree(scanning: tree)
+        let documents = DocumentTree(spool: tree)
         try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main", documentTree: documents), extensionTable: nil))
         try comparison?.compareSettingsAndAttachments()
         try database.execute("COMMIT")
@@ -201,12 +195,11 @@ final class RollingRoundTrip {
     private func readBack(_ content: RoundTripContent) throws {
         guard failure == nil else { return }
         var comparer = RoundTripComparer(expected: expected, extensionTable: content.extensionTable)
-        defer { PrivateFiles.remove(longWay) }
         do {
-            let file = try SystemFile.createExclusive(longWay)
+            // A file, not memory, since attachments can be large; with no name on disk.
+            let file = try PrivateFiles.unnamedFile("verify's round-trip copy")
             try ArchiveWriter.write(content, options: ArchiveWriterOptions(appVersion: "verify", exportedAt: 0, limits: limits), to: FileSink(file))
-            try file.close()
-            try ArchiveReader(path: longWay, limits: limits).read(into: &comparer)
+            try ArchiveReader(.openFile(file), limits: limits).read(into: &comparer)
         } catch {
             failure = "round trip: the restored \(content.extensionTable?.rawValue ?? "settings, attachments and documents") could not be exported and read back: \(error)"
             return

@@ -8,8 +8,9 @@ import PulseSystem
 import PulseStore
 
 /// The keys of one table (or the values of one reference column) as an archive streams past,
-/// sorted in bounded memory: a few megabytes at a time are sorted and spilled to a private run
-/// file, and the runs are merged when asked. `verify` finds repeated keys and dangling
+/// sorted in bounded memory: a few megabytes at a time are sorted and spilled as a run to a
+/// private file that has no name on disk (the keys may come from an encrypted archive, and no
+/// kill may leave them behind), and the runs are merged when asked. `verify` finds repeated keys and dangling
 /// references this way, without a database and without holding a table in memory.
 ///
 /// Keys are compared by their encoding (`KeyEncoding`), which is equal exactly when the
@@ -27,8 +28,10 @@ final class SortedKeyRuns {
         var row: Int
     }
 
-    private let directory: String
     private let name: String
+    /// The runs spilled so far, back to back; made at the first spill.
+    private(set) var runFile: SystemFile?
+    private var runFileLength: Int64 = 0
     private let memoryBudget: Int
     /// The bytes every key carries beside it.
     let payloadSize: Int
@@ -39,14 +42,13 @@ final class SortedKeyRuns {
     private var scratch: [UInt8] = []
 
     /// - Parameters:
-    ///   - directory: a private directory for the run files.
+    ///   - name: what messages call the runs.
     ///   - memoryBudget: bytes of keys held before a run is spilled. 2 MB keeps `verify`'s
     ///     peak within 3 MB from 1 to 10 years of data (docs/performance.md); merging costs one
     ///     open file and a 64 KB buffer per run, about 15 runs for the 10-year reference's
-    ///     largest table.
+    ///     largest table. The runs share one file.
     ///   - payloadSize: the bytes each key carries (`add(_:row:payload:)`).
-    init(directory: String, name: String, memoryBudget: Int = 2 << 20, payloadSize: Int = 0) {
-        self.directory = directory
+    init(name: String, memoryBudget: Int = 2 << 20, payloadSize: Int = 0) {
         self.name = name
         self.memoryBudget = memoryBudget
         self.payloadSize = payloadSize
@@ -79,6 +81,11 @@ final class SortedKeyRuns {
         }
         bytes = []
         entries = []
+    }
+
+    /// How many runs went to the run file.
+    var spilledRuns: Int {
+        runs.count { if case .file = $0 { true } else { false } }
     }
 
     /// A fresh cursor over every key added, in key order (ties by row).
@@ -136,26 +143,28 @@ final class SortedKeyRuns {
         }
     }
 
-    /// Writes the sorted buffer as a run file: per key its `SortKey` words, the row, then the
-    /// bytes beyond 16 and the payload, little-endian.
+    /// Appends the sorted buffer as a run to the run file: per key its `SortKey` words, the
+    /// row, then the bytes beyond 16 and the payload, little-endian.
     private func spill() throws {
         sortEntries()
-        let path = "\(directory)/\(name)-\(runs.count).run"
-        let file = try SystemFile.createExclusive(path)
+        if runFile == nil { runFile = try PrivateFiles.unnamedFile("the run file of \(name)") }
+        let file = runFile!
+        let start = runFileLength
         var out: [UInt8] = []
         out.reserveCapacity(1 << 18)
+        func flush() throws {
+            try file.write(out, at: runFileLength)
+            runFileLength += Int64(out.count)
+            out.removeAll(keepingCapacity: true)
+        }
         for entry in entries {
             entry.key.append(to: &out)
             appendLittleEndian(UInt64(entry.row), to: &out)
             out.append(contentsOf: bytes[entry.offset..<entry.offset + entry.key.restCount + payloadSize])
-            if out.count >= 1 << 18 {
-                try out.withUnsafeBytes { try file.write($0) }
-                out.removeAll(keepingCapacity: true)
-            }
+            if out.count >= 1 << 18 { try flush() }
         }
-        try out.withUnsafeBytes { try file.write($0) }
-        try file.close()
-        runs.append(.file(path, payloadSize: payloadSize))
+        try flush()
+        runs.append(.file(file, start: start, end: runFileLength, payloadSize: payloadSize))
         bytes.removeAll(keepingCapacity: true)
         entries.removeAll(keepingCapacity: true)
     }
@@ -164,12 +173,13 @@ final class SortedKeyRuns {
 
     private enum Run {
         case memory(MemoryRun)
-        case file(String, payloadSize: Int)
+        /// The bytes `start..<end` of the run file.
+        case file(SystemFile, start: Int64, end: Int64, payloadSize: Int)
 
         func open() throws -> RunReader {
             switch self {
             case .memory(let run): return MemoryRunReader(run)
-            case .file(let path, let payloadSize): return try FileRunReader(path: path, payloadSize: payloadSize)
+            case .file(let file, let start, let end, let payloadSize): return FileRunReader(file, start: start, end: end, payloadSize: payloadSize)
             }
         }
     }
@@ -213,16 +223,19 @@ final class SortedKeyRuns {
     private final class FileRunReader: RunReader {
         private let file: SystemFile
         private let payloadSize: Int
+        /// The next byte of the run in the file, and the end of the run.
+        private var position: Int64
+        private let runEnd: Int64
         private var buffer = [UInt8](repeating: 0, count: 1 << 16)
         private var start = 0
         private var end = 0
 
-        init(path: String, payloadSize: Int) throws {
-            file = try SystemFile.openForReading(path, followingLinks: false)
+        init(_ file: SystemFile, start: Int64, end: Int64, payloadSize: Int) {
+            self.file = file
+            position = start
+            runEnd = end
             self.payloadSize = payloadSize
         }
-
-        deinit { try? file.close() }
 
         /// Makes `count` bytes available from `start`; false at a clean end of the file.
         private func fill(_ count: Int) throws -> Bool {
@@ -234,10 +247,14 @@ final class SortedKeyRuns {
             }
             if buffer.count < count { buffer += [UInt8](repeating: 0, count: count - buffer.count) }
             while end < count {
-                let n = try buffer.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[end...])) }
+                let wanted = Int(min(Int64(buffer.count - end), runEnd - position))
+                let n = wanted == 0 ? 0 : try buffer.withUnsafeMutableBytes {
+                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[end..<end + wanted]), at: position)
+                }
+                position += Int64(n)
                 if n == 0 {
                     if end == 0 { return false }
-                    throw VerifyError(.damagedScratchFile, "\(file.path): a run file of verify ends inside a record")
+                    throw VerifyError(.damagedScratchFile, "\(file.path) ends inside a record")
                 }
                 end += n
             }
@@ -254,12 +271,12 @@ final class SortedKeyRuns {
             start += 8
             rest.removeAll(keepingCapacity: true)
             if key.restCount > 0 {
-                guard try fill(key.restCount) else { throw VerifyError(.damagedScratchFile, "\(file.path): a run file of verify ends inside a record") }
+                guard try fill(key.restCount) else { throw VerifyError(.damagedScratchFile, "\(file.path) ends inside a record") }
                 rest.append(contentsOf: buffer[start..<start + key.restCount])
                 start += key.restCount
             }
             if payloadSize > 0 {
-                guard try fill(payloadSize) else { throw VerifyError(.damagedScratchFile, "\(file.path): a run file ends inside a record") }
+                guard try fill(payloadSize) else { throw VerifyError(.damagedScratchFile, "\(file.path) ends inside a record") }
                 payload.removeAll(keepingCapacity: true)
                 payload.append(contentsOf: buffer[start..<start + payloadSize])
                 start += payloadSize

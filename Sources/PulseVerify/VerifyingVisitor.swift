@@ -8,7 +8,7 @@ import PulseStore
 /// What `verify` does with an archive's content on its second thread, while the first
 /// decompresses and parses: the round trip, batch by batch; the unique keys and the references
 /// sorted in bounded runs for the checks that need a whole table; the readiness days (the
-/// reader itself checks the settings blobs, `SettingsBlob`). Nothing grows with the archive but files in the scratch directory.
+/// reader itself checks the settings blobs, `SettingsBlob`). Nothing grows with the archive but the run files, which have no name on disk.
 struct VerifyingVisitor: ArchiveVisitor, HandleHolder {
     /// Child rows that name a row of another table (warnings when it is missing: the app keeps
     /// orphans).
@@ -25,7 +25,6 @@ struct VerifyingVisitor: ArchiveVisitor, HandleHolder {
     ]
 
     let roundTrip: RollingRoundTrip
-    private let runsDirectory: String
     /// Unique keys per table key (extension tables included).
     private var keys: [String: SortedKeyRuns] = [:]
     /// Referenced keys, by index in `references`.
@@ -37,15 +36,14 @@ struct VerifyingVisitor: ArchiveVisitor, HandleHolder {
     /// The temporary store's connection: it goes with the visitor to the second thread.
     var handleOwners: [HandleOwner] { roundTrip.database.handleOwners }
 
-    init(roundTrip: RollingRoundTrip, runsDirectory: String, timeZone: TimeZone) {
+    init(roundTrip: RollingRoundTrip, timeZone: TimeZone) {
         self.roundTrip = roundTrip
-        self.runsDirectory = runsDirectory
         calendar = LocalCalendar(timeZone: timeZone)
     }
 
     private mutating func keyRuns(_ name: String) -> SortedKeyRuns {
         if let runs = keys[name] { return runs }
-        let runs = SortedKeyRuns(directory: runsDirectory, name: name)
+        let runs = SortedKeyRuns(name: name)
         keys[name] = runs
         return runs
     }
@@ -57,7 +55,7 @@ struct VerifyingVisitor: ArchiveVisitor, HandleHolder {
     mutating func beginTable(_ table: ArchiveTable) throws {
         var references: [(field: Int, runs: SortedKeyRuns)] = []
         for (i, reference) in Self.references.enumerated() where reference.child == table {
-            let runs = referenced[i] ?? SortedKeyRuns(directory: runsDirectory, name: "reference-\(i)")
+            let runs = referenced[i] ?? SortedKeyRuns(name: "reference-\(i)")
             referenced[i] = runs
             references.append((table.fieldIndex(reference.column)!, runs))
         }
@@ -163,7 +161,7 @@ struct VerifyingVisitor: ArchiveVisitor, HandleHolder {
     private func danglingReference(_ i: Int) throws -> [VerifyProblem] {
         let reference = Self.references[i]
         guard let children = referenced[i] else { return [] }
-        let parents = keys[reference.parent.key] ?? SortedKeyRuns(directory: runsDirectory, name: "empty")
+        let parents = keys[reference.parent.key] ?? SortedKeyRuns(name: "empty")
         let orphans = try parents.countMissing(children)
         guard orphans > 0 else { return [] }
         return [VerifyProblem(severity: .warning, table: reference.child.key, message: """

@@ -33,7 +33,7 @@ struct ErrorAdviceTests {
                     let code = line.trimmingCharacters(in: .whitespaces)
                     if code.hasPrefix("//") { continue }
                     // Names of private scratch directories and of threads, never shown as advice.
-                    if code.contains("temporaryDirectory(prefix: \"pulse-archive-") || code.contains("named: \"pulse-archive ") { continue }
+                    if code.contains("temporaryDirectory(prefix: \"pulse-archive-") || code.contains("temporaryPrefix = \"pulse-archive\"") || code.contains("named: \"pulse-archive ") { continue }
                     let range = NSRange(code.startIndex..., in: code)
                     if pattern.firstMatch(in: code, range: range) != nil { offenders.append("\(module)/\(file):\(number + 1): \(code)") }
                 }

@@ -5,6 +5,7 @@ import Testing
 import PulseSQLite
 @testable import PulseDocuments
 @testable import PulseVerify
+@testable import PulseSystem
 @testable import PulseTestSupport
 @testable import PulseStoreTestSupport
 
@@ -153,7 +154,7 @@ struct VerifyTests {
         let store = dir.file("a store %41 ?#ü")
         try StoreFixtures.demoStore(store, days: 2)
         _ = try StoreFixtures.export(store, to: dir.file("s.json.gz"))
-        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: (store + "/pulse.sqlite", immutable: false))
+        let roundTrip = try RollingRoundTrip(comparingWith: (store + "/pulse.sqlite", immutable: false))
         #expect(try roundTrip.database.integer(#"SELECT count(*) FROM store."measurements""#) > 0)
         #expect(throws: (any Error).self) { try roundTrip.database.execute(#"DELETE FROM store."measurements""#) }
         let (result, _) = try verify([dir.file("s.json.gz"), "--store", store])
@@ -187,7 +188,7 @@ struct RoundTripComparisonTests {
     @Test("a row the temporary store gives back changed is counted, and so are a setting, an attachment and a document")
     func detectsDifferences() throws {
         let dir = TemporaryDirectory()
-        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: nil)
+        let roundTrip = try RollingRoundTrip(comparingWith: nil)
         let table = ArchiveTable.measurements
         // A store whose column loses precision (a double in a TEXT column keeps 15 digits),
         // the kind of change a restore must never make unnoticed.
@@ -209,7 +210,9 @@ struct RoundTripComparisonTests {
         try roundTrip.addDocument(split, bytes: Array(#"{"schemaVersion":3}"#.utf8))
         try roundTrip.database.execute(#"UPDATE "settings" SET "value" = '{}'"#)
         try roundTrip.database.execute(#"DELETE FROM "attachments""#)
-        try Data("{}".utf8).write(to: URL(fileURLWithPath: dir.file("rt/tree/Splits/01J0000000000000000000000A.json")))
+        // The only document in the round trip's spool, changed in place (its file has no name).
+        let spooled = try #require(roundTrip.tree.file)
+        #expect(Array(#"{"schemaVersion":4}"#.utf8).withUnsafeBytes { pwrite(spooled.fd, $0.baseAddress, $0.count, 0) } == 19)
         #expect(try roundTrip.finish().documents.count == 1)
         #expect(roundTrip.differences == ["measurements": 1, "settings": 1, "attachments": 1, "documents": 1], "\(roundTrip.differences)")
         #expect(roundTrip.failure == nil)
@@ -238,7 +241,7 @@ struct RoundTripComparisonTests {
     @Test("a restored row the writer cannot write stops the round trip with a message naming it")
     func refusedRow() throws {
         let dir = TemporaryDirectory()
-        let roundTrip = try RollingRoundTrip(directory: dir.file("rt"), comparingWith: nil)
+        let roundTrip = try RollingRoundTrip(comparingWith: nil)
         let table = ArchiveTable.devices
         var row = RowFactory.minimal(table, index: 0)
         row[table.fieldIndex("name")!] = .null

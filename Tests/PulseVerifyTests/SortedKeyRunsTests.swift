@@ -3,6 +3,7 @@ import Testing
 @testable import PulseArchive
 @testable import PulseStore
 @testable import PulseVerify
+@testable import PulseSystem
 @testable import PulseTestSupport
 
 @Suite("Keys sorted in bounded runs (verify's unique keys and references)")
@@ -22,15 +23,17 @@ struct SortedKeyRunsTests {
         }
     }
 
-    @Test("repeats are found across spilled run files, in file order, with the first row that had the key")
+    @Test("repeats are found across spilled runs, in file order, with the first row that had the key; the run file has no name on disk")
     func repeats() throws {
-        let dir = TemporaryDirectory()
         let values = keys(5_000)
-        let runs = SortedKeyRuns(directory: dir.path, name: "t", memoryBudget: 16 * 1024)
+        let runs = SortedKeyRuns(name: "t", memoryBudget: 16 * 1024)
         for (row, value) in values.enumerated() { try runs.add(value, row: row) }
         try runs.seal()
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".run") }
-        #expect(files.count > 10, "the budget forces spills")
+        #expect(runs.spilledRuns > 10, "the budget forces spills")
+        let file = try #require(runs.runFile)
+        var info = stat()
+        #expect(fstat(file.fd, &info) == 0 && info.st_nlink == 0, "the run file has a name: \(info.st_nlink) links")
+        #expect(info.st_mode & 0o777 == 0o600)
 
         var firstRow: [FieldValue: Int] = [:]
         var expected: [(Int, Int, FieldValue)] = []
@@ -43,17 +46,12 @@ struct SortedKeyRunsTests {
         let bounded = try runs.repeats(keeping: 7)
         #expect(bounded.count == expected.count && bounded.first.count == 7, "the first seven by row are kept, all are counted")
         #expect(zip(bounded.first, expected).allSatisfy { $0.row == $1.0 && $0.firstRow == $1.1 })
-        for file in files {
-            let mode = try FileManager.default.attributesOfItem(atPath: dir.path + "/" + file)[.posixPermissions] as? Int
-            #expect(mode == 0o600)
-        }
     }
 
     @Test("references naming no key are counted, with repeats, whatever the runs")
     func missing() throws {
-        let dir = TemporaryDirectory()
-        let parents = SortedKeyRuns(directory: dir.path, name: "parents", memoryBudget: 8 * 1024)
-        let children = SortedKeyRuns(directory: dir.path, name: "children", memoryBudget: 8 * 1024)
+        let parents = SortedKeyRuns(name: "parents", memoryBudget: 8 * 1024)
+        let children = SortedKeyRuns(name: "children", memoryBudget: 8 * 1024)
         let parentKeys = (0..<2_000).map { FieldValue.string(RowFactory.uuid($0 * 2)) }
         for (row, key) in parentKeys.enumerated() { try parents.add(key, row: row) }
         var orphans = 0
@@ -63,21 +61,20 @@ struct SortedKeyRunsTests {
             if n % 2 == 1 || n >= 4_000 { orphans += 1 }
         }
         #expect(try parents.countMissing(children) == orphans)
-        #expect(try SortedKeyRuns(directory: dir.path, name: "none").countMissing(children) == 3_000)
+        #expect(try SortedKeyRuns(name: "none").countMissing(children) == 3_000)
     }
 
     @Test("a run file cut short is verify's own error, not the archive's")
     func damagedRunFile() throws {
-        let dir = TemporaryDirectory()
-        let runs = SortedKeyRuns(directory: dir.path, name: "t", memoryBudget: 16 * 1024)
+        let runs = SortedKeyRuns(name: "t", memoryBudget: 16 * 1024)
         for (row, value) in keys(2_000).enumerated() { try runs.add(value, row: row) }
         try runs.seal()
-        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path).first { $0.hasSuffix(".run") })
-        #expect(truncate(dir.file(file), 30) == 0)
+        let file = try #require(runs.runFile)
+        #expect(ftruncate(file.fd, 30) == 0)
         #expect {
             _ = try runs.repeats()
         } throws: { error in
-            (error as? VerifyError)?.kind == .damagedScratchFile && "\(error)".contains("\(file): a run file of verify ends inside a record")
+            (error as? VerifyError)?.kind == .damagedScratchFile && "\(error)".contains("the run file of t ends inside a record")
         }
     }
 }

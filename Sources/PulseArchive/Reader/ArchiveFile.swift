@@ -5,6 +5,9 @@ import PulseSystem
 /// `ArchiveError` (`verify` puts a file it cannot open or read in its report).
 final class ArchiveFile: ByteSource {
     private let file: SystemFile
+    /// Where the next positioned read starts, for a file read from its start; nil for one read
+    /// where its descriptor stands.
+    private var position: Int64?
 
     /// Opens an existing archive for reading.
     var handleOwners: [HandleOwner] { file.handleOwners }
@@ -13,8 +16,17 @@ final class ArchiveFile: ByteSource {
         file = try Self.converting { try SystemFile.openForReading(path) }
     }
 
+    /// A file the caller has open, read from its first byte without moving its descriptor.
+    init(readingFromStart file: SystemFile) {
+        self.file = file
+        position = 0
+    }
+
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(ArchiveError) -> Int {
-        try Self.converting { try file.read(into: buffer) }
+        guard let start = position else { return try Self.converting { try file.read(into: buffer) } }
+        let n = try Self.converting { try file.read(into: buffer, at: start) }
+        position = start + Int64(n)
+        return n
     }
 
     /// Standard input, read once.

@@ -1,4 +1,5 @@
 import PulseAge
+import PulseSystem
 
 /// Where an archive's bytes come from: a file, standard input (a pipe: read once, never
 /// reopened or rewound), or memory (tests and fuzzing); and the keys that open it when it is
@@ -8,6 +9,12 @@ public struct ArchiveInput {
         case file(String)
         case standardInput
         case memory([UInt8])
+        case openFile(OpenFile)
+    }
+
+    /// A file the caller has open, read from its start each time the reader opens it.
+    struct OpenFile: @unchecked Sendable {
+        let file: SystemFile
     }
 
     let origin: Origin
@@ -25,6 +32,12 @@ public struct ArchiveInput {
         input.keys = keys
         return input
     }
+    /// A file already open (one with no name on disk: a scratch copy), read from its first
+    /// byte with positioned reads, so it can be read again; its name is the file's.
+    public static func openFile(_ file: SystemFile) -> ArchiveInput {
+        ArchiveInput(origin: .openFile(OpenFile(file: file)), name: file.path)
+    }
+
     public static var standardInput: ArchiveInput { ArchiveInput(origin: .standardInput, name: "standard input") }
     public static func bytes(_ bytes: [UInt8], name: String = "<memory>") -> ArchiveInput {
         ArchiveInput(origin: .memory(bytes), name: name)

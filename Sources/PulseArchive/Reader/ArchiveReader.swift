@@ -124,6 +124,9 @@ public struct ArchiveReader {
             (file, size) = (try ArchiveFile(standardInput: ()), nil)
         case .memory(let bytes):
             (file, size) = (MemorySource(bytes), Int64(bytes.count))
+        case .openFile(let open):
+            let opened = ArchiveFile(readingFromStart: open.file)
+            (file, size) = (opened, opened.size())
         }
         let rawCount = CountedSource(file)
         var (head, raw): ([UInt8], ByteSource) = try PrefixedSource.head(of: rawCount, count: 4096)
