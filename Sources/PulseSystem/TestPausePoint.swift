@@ -24,7 +24,9 @@ import Darwin
 /// `read` (each read of an archive's content), `write` (each write to a file sink: an export,
 /// a safety backup), `migration.statement` (each statement of a schema migration step, inside
 /// its transaction), `import.staged` (the archive staged, the store untouched),
-/// `import.committed` (the store's transaction committed, the document swap not yet done).
+/// `import.committed` (the store's transaction committed, the document swap not yet done),
+/// `commit` (an `AtomicFile` complete and flushed, before it takes its name),
+/// `commit.placeholder` (`NoReplaceMove`'s placeholder made, the file not yet renamed over it).
 public enum TestPausePoint {
     /// The variable's name.
     public static let variable = "PULSE_ARCHIVE_TEST_PAUSE_AT"
