@@ -28,6 +28,8 @@ public enum PulseArchiveCommand {
     public static func main() -> Never {
         // Whatever the caller's umask, nothing this tool creates is readable by others.
         umask(0o077)
+        // A test's refusals read before any work: a misspelt one ends the run before it writes.
+        TestRefusal.readAtStart()
         // Past a file-size limit (`ulimit -f`) a write then fails with EFBIG, which every write
         // reports and cleans up after, instead of the signal killing the process mid-write and
         // leaving a partial file or a half-made store.

@@ -9,7 +9,7 @@ import Darwin
 /// file system can be mounted (docs/reliability.md, "Commits on every file system").
 ///
 /// Inert unless the environment variable `PULSE_ARCHIVE_TEST_REFUSE` is set when the process
-/// starts (read once): a comma-separated list of `link` (hard links: `link(2)` fails with EPERM,
+/// starts (read once, by the CLI's first step): a comma-separated list of `link` (hard links: `link(2)` fails with EPERM,
 /// as on vfat and exFAT) and `rename-noreplace` (the no-replace rename fails with EINVAL, as
 /// on a FUSE file system without it). An unknown name ends the process with status 70 and a
 /// line on standard error, so that a misspelt test never tests the path it did not mean to.
@@ -36,6 +36,10 @@ package enum TestRefusal {
         }
         return primitives
     }()
+
+    /// Reads the variable now (the CLI's first step), so that an unknown name ends the process
+    /// before it has written anything.
+    package static func readAtStart() { _ = refused }
 
     /// Whether a test asked the process to treat `primitive` as refused.
     package static func refuses(_ primitive: Primitive) -> Bool {
