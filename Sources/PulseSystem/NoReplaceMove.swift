@@ -95,6 +95,9 @@ package enum NoReplaceMove {
     /// Whether the file at `path` is the placeholder for `source` (read without following links).
     package static func isPlaceholder(_ path: String, for source: String) -> Bool {
         let expected = placeholderText(for: source)
+        // Looked at before it is opened: no device or FIFO of the folder is ever opened.
+        var named = stat()
+        guard lstat(path, &named) == 0, named.st_mode & S_IFMT == S_IFREG, Int(named.st_size) == expected.count else { return false }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return false }
         defer { _ = close(fd) }
