@@ -28,6 +28,8 @@ public enum PulseArchiveCommand {
     public static func main() -> Never {
         // Whatever the caller's umask, nothing this tool creates is readable by others.
         umask(0o077)
+        // A test's refusals read before any work: a misspelt one ends the run before it writes.
+        TestRefusal.readAtStart()
         // Past a file-size limit (`ulimit -f`) a write then fails with EFBIG, which every write
         // reports and cleans up after, instead of the signal killing the process mid-write and
         // leaving a partial file or a half-made store.
@@ -51,8 +53,9 @@ public enum PulseArchiveCommand {
             let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP", SIGQUIT: "SIGQUIT"][signal] ?? "signal \(signal)"
             // After a commit the work stands: saying only "interrupted" made a retry fail on a
             // store that already held the archive.
-            let what = committed.map { " after its commit: \($0); run `pulse-archive readiness --backfill` to finish it" }
-                ?? "; its temporary files are removed"
+            let what = committed.map { outcome in
+                " after its commit: \(outcome)" + (outcome.contains("readiness backfill") ? "; run `pulse-archive readiness --backfill` to finish it" : "")
+            } ?? "; its temporary files are removed"
             console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name))\(what)")
         }
         // What killed runs left in $TMPDIR (a temporary directory, an export's scratch copy):

@@ -12,7 +12,8 @@ import PulseSQLite
 /// The store's document tree in archives and imports (documents.md).
 ///
 /// An import never writes into the live tree. It builds the complete new tree beside the store
-/// (files it keeps are hard links, so this is cheap), records the pending swap in the same SQL
+/// (files it keeps are hard links, so this is cheap; copies where the file system has no hard
+/// links), records the pending swap in the same SQL
 /// transaction as the tables, and only then renames the three folders into place. A crash
 /// after the commit is finished by the next command that takes the store's lock; a failure
 /// before it leaves the tree as it was.
@@ -173,12 +174,15 @@ package enum StoreDocuments {
     }
 
     /// A second name for a file (the next tree shares the files of the current one and of the
-    /// archive's staging, so building it copies nothing).
+    /// archive's staging, so building it copies nothing), or a copy where the file system has
+    /// no hard links (a store on a USB stick).
     private static func hardLink(_ source: String, to destination: String, replacing: Bool) throws {
         try PrivateFiles.createDirectory(String(destination[..<destination.lastIndex(of: "/")!]))
         if replacing { try remove(destination) }
-        guard link(source, destination) == 0 else {
-            throw StoreError(.io, "cannot stage \(destination): \(errnoText())")
+        do {
+            try PrivateFiles.linkOrCopy(source, to: destination)
+        } catch let error as SystemError {
+            throw StoreError(.io, "cannot stage \(destination): \(error.message)")
         }
     }
 

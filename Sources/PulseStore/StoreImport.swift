@@ -118,7 +118,7 @@ extension PulseStore {
         TestPausePoint.reached("import.staged")
         let mode = options.mode ?? .replace
         var backupPath: String?
-        let inserted = try applyStaged(staging, summary: summary, mode: mode, intoEmptyStore: wasEmpty, now: options.now, beforeCommit: {
+        let inserted = try applyStaged(staging, summary: summary, mode: mode, intoEmptyStore: wasEmpty, now: options.now, backfillFollows: options.backfill != nil, beforeCommit: {
             if mode == .replace && !wasEmpty { backupPath = try writeSafetyBackup(options: options) }
         }, didCommit: didCommit)
         var warnings = summary.warnings
@@ -136,7 +136,9 @@ extension PulseStore {
     /// - Parameter didCommit: called once the transaction has committed: from then on the store
     ///   holds the archive, even if completing the document swap fails.
     /// - Returns: rows added per table.
-    func applyStaged(_ staging: StagingArea, summary: ArchiveSummary, mode: ImportMode, intoEmptyStore: Bool, now: Int64,
+    /// - Parameter backfillFollows: a readiness backfill runs after the commit, which an
+    ///   interruption past the commit leaves undone (its announcement says so).
+    func applyStaged(_ staging: StagingArea, summary: ArchiveSummary, mode: ImportMode, intoEmptyStore: Bool, now: Int64, backfillFollows: Bool,
                      beforeCommit: () throws -> Void, didCommit: () -> Void) throws -> [String: Int] {
         // An archive without the document keys (the app's own) leaves the tree as it is.
         if summary.hasDocuments {
@@ -157,7 +159,8 @@ extension PulseStore {
         // leaves both (the next command finishes the swap, as after kill -9). Without a swap,
         // the staging directory is garbage once committed, and an interruption still removes it.
         let kept = summary.hasDocuments ? [staging.directory, directory] : [directory]
-        let outcome = "the import was committed: the store holds the archive, but what follows the commit (the readiness backfill) did not finish"
+        let outcome = !backfillFollows ? "the store holds the archive"
+            : "the store holds the archive, but the readiness backfill that follows did not run"
         let committing = { (commit: () throws -> Void) in try InterruptCleanup.keeping(kept, committing: outcome, during: commit) }
         let stagingName = String(staging.directory.dropFirst(directory.count + 1))
         let inserted: [String: Int]

@@ -5,7 +5,8 @@ import Darwin
 #endif
 
 /// A file written under a temporary name beside its target and renamed into place only when
-/// complete and flushed, so the target never holds a partial file, even after kill -9.
+/// complete and flushed, so the target never holds a partial file, even after kill -9. A target
+/// the user names is never replaced, on any file system (`NoReplaceMove`).
 public final class AtomicFile {
     public let targetPath: String
     public let temporaryPath: String
@@ -20,12 +21,13 @@ public final class AtomicFile {
     public init(targetPath: String, replacesExisting: Bool = false) throws {
         self.targetPath = targetPath
         self.replacesExisting = replacesExisting
+        let directory = Self.directory(of: targetPath)
+        let name = targetPath.split(separator: "/").last.map(String.init) ?? targetPath
+        // First: a killed commit's placeholder at this very name is not the user's file.
+        Self.removeAbandonedPartials(in: directory)
         if !replacesExisting, access(targetPath, F_OK) == 0 {
             throw SystemError(.alreadyExists, "\(targetPath) already exists")
         }
-        let directory = Self.directory(of: targetPath)
-        let name = targetPath.split(separator: "/").last.map(String.init) ?? targetPath
-        Self.removeAbandonedPartials(of: name, in: directory)
         let temporaryPath = "\(directory)/.\(name).partial-\(getpid())"
         self.temporaryPath = temporaryPath
         _ = unlink(temporaryPath)
@@ -43,28 +45,34 @@ public final class AtomicFile {
     /// - Parameter alternatives: names to take, in order, when a file of the target's name
     ///   appeared meanwhile (a second export in the same minute); none by default.
     /// - Returns: the path the file now has.
+    /// - Throws: `SystemError.alreadyExists` when a file appeared at the target (and at every
+    ///   alternative) meanwhile: it is never replaced.
     @discardableResult
     public func commit(alternatives: some Sequence<String> = [String]()) throws -> String {
         try file.sync()
         try file.close()
+        TestPausePoint.reached("commit")
         var committedPath = targetPath
-        if replacesExisting {
-            guard rename(temporaryPath, targetPath) == 0 else {
-                throw SystemError(.io, "cannot create \(targetPath): \(errnoText())")
-            }
-        } else {
-            // link(2) fails if the target appeared meanwhile: never replace someone else's file.
-            var names = alternatives.makeIterator()
-            while link(temporaryPath, committedPath) != 0 {
-                guard errno == EEXIST, let next = names.next() else {
-                    throw SystemError(.io, "cannot create \(committedPath): \(errnoText())")
+        // With interruption held off, and not at all once a stop signal is pending: an
+        // interrupted command leaves the whole file with its announcement, or nothing.
+        try InterruptCleanup.keeping([temporaryPath]) {
+            if replacesExisting {
+                guard rename(temporaryPath, targetPath) == 0 else {
+                    throw SystemError(.io, "cannot create \(targetPath): \(errnoText())")
                 }
-                committedPath = next
+            } else {
+                // Never replace someone else's file: each primitive fails if the name is taken.
+                var names = alternatives.makeIterator()
+                while try NoReplaceMove.move(temporaryPath, to: committedPath) == .targetExists {
+                    guard let next = names.next() else {
+                        throw SystemError(.alreadyExists, "\(committedPath) already exists (it appeared while this file was written, and is left as it is)")
+                    }
+                    committedPath = next
+                }
             }
-            _ = unlink(temporaryPath)
+            committed = true
+            return "\(committedPath) was written in full"
         }
-        committed = true
-        InterruptCleanup.unregister(temporaryPath)
         let directory = open(Self.directory(of: targetPath), O_RDONLY | O_CLOEXEC)
         if directory >= 0 {
             _ = fsync(directory)
@@ -73,20 +81,35 @@ public final class AtomicFile {
         return committedPath
     }
 
-    /// Removes partial files of `name` whose writer process no longer exists (killed exports).
-    static func removeAbandonedPartials(of name: String, in directory: String) {
-        guard let dir = opendir(directory) else { return }
+    /// Removes the partial files in `directory` whose writer process no longer exists (killed
+    /// commits), and the placeholder a commit killed while it used one left at its target's
+    /// name (`NoReplaceMove`, recognised by the line naming its partial file), placeholder first.
+    static func removeAbandonedPartials(in directory: String) {
+        let entries = Self.entries(of: directory)
+        let abandoned = entries.filter { entryName in
+            guard entryName.hasPrefix("."), let marker = entryName.range(of: ".partial-", options: .backwards),
+                  let pid = Int32(entryName[marker.upperBound...]), pid > 0 else { return false }
+            return kill(pid, 0) != 0 && errno == ESRCH
+        }
+        guard !abandoned.isEmpty else { return }
+        for entryName in entries {
+            let path = "\(directory)/\(entryName)"
+            if abandoned.contains(where: { NoReplaceMove.isPlaceholder(path, for: $0) }) { _ = unlink(path) }
+        }
+        for entryName in abandoned { _ = unlink("\(directory)/\(entryName)") }
+    }
+
+    private static func entries(of directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
         defer { closedir(dir) }
-        let prefix = ".\(name).partial-"
-        var abandoned: [String] = []
+        var names: [String] = []
         while let entry = readdir(dir) {
             let entryName = withUnsafePointer(to: entry.pointee.d_name) {
                 $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
             }
-            guard entryName.hasPrefix(prefix), let pid = Int32(entryName.dropFirst(prefix.count)) else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { abandoned.append(entryName) }
+            if entryName != "." && entryName != ".." { names.append(entryName) }
         }
-        for entryName in abandoned { _ = unlink("\(directory)/\(entryName)") }
+        return names
     }
 
     static func directory(of path: String) -> String {

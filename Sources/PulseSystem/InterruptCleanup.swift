@@ -29,6 +29,9 @@ public enum InterruptCleanup {
         /// What a commit made permanent, once one has (`keeping`): an interruption after it
         /// must say so, or the user believes nothing happened. Guarded by `lock`.
         var committed: String?
+        /// The signals the watcher takes (`removeOnInterrupt`); none in a library's process.
+        /// Guarded by `lock`.
+        var taken: [Int32] = []
     }
 
     private static let registry = Registry()
@@ -76,13 +79,45 @@ public enum InterruptCleanup {
     /// first ends the process before `commit` runs. So a commit can never succeed and then lose
     /// what it recorded, and an interruption before it still removes everything.
     /// - Parameter outcome: what the commit made permanent, for the announcement of an
-    ///   interruption after it ("the import was committed …").
+    ///   interruption after it ("the store holds the archive", "x.json.gz was written in full").
+    ///
+    /// A signal already sent but not yet taken by the watcher (it is pending while the watcher
+    /// waits for a core, as under load after a stopped process is continued) also comes first:
+    /// `commit` does not run, and the thread waits for the watcher to end the process. Without
+    /// that, an export or import could finish its commit and exit 0 after the user's Ctrl-C.
     public static func keeping(_ paths: [String], committing outcome: String, during commit: () throws -> Void) throws {
+        try keeping(paths) {
+            try commit()
+            return outcome
+        }
+    }
+
+    /// `keeping`, where the commit itself says what it made permanent (the name it took).
+    public static func keeping(_ paths: [String], during commit: () throws -> String) throws {
         registry.lock.lock()
+        if stopSignalPending() {
+            registry.lock.unlock()
+            awaitTheEnd()
+        }
         defer { registry.lock.unlock() }
-        try commit()
+        let outcome = try commit()
         for path in paths { registry.paths.remove(key(path)) }
         registry.committed = outcome
+    }
+
+    /// Whether one of the signals the watcher takes has been sent and not yet taken. Called
+    /// with `registry.lock` held.
+    private static func stopSignalPending() -> Bool {
+        guard !registry.taken.isEmpty else { return false }
+        var pending = sigset_t()
+        sigemptyset(&pending)
+        guard sigpending(&pending) == 0 else { return false }
+        return registry.taken.contains { sigismember(&pending, $0) == 1 }
+    }
+
+    /// Waits for the watcher, which has a signal to take, to end the process.
+    private static func awaitTheEnd() -> Never {
+        while true { usleep(10_000) }
     }
 
     /// Blocks `signals` in the calling thread, and so in every thread it starts later, and
@@ -97,6 +132,9 @@ public enum InterruptCleanup {
         guard !taken.isEmpty else { return }
         var set = signalSet(taken)
         pthread_sigmask(SIG_BLOCK, &set, nil)
+        registry.lock.lock()
+        registry.taken = taken
+        registry.lock.unlock()
         let watcher = Thread {
             var waitingFor = signalSet(taken)
             var received: Int32 = 0

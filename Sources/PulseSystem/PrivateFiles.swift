@@ -73,6 +73,36 @@ package enum PrivateFiles {
         _ = close(fd)
     }
 
+    /// A second name for the file `source` at `destination`, which must not exist: a hard link
+    /// (nothing copied), or a private copy where the file system has no hard links (vfat,
+    /// exFAT: USB sticks) or a test refuses them (`TestRefusal`). Links are never followed.
+    package static func linkOrCopy(_ source: String, to destination: String) throws {
+        switch NoReplaceMove.hardLink(source, to: destination) {
+        case .linked:
+            return
+        case .targetExists:
+            errno = EEXIST
+            throw SystemError(.io, "cannot create \(destination): \(errnoText())")
+        case .failed(let failure):
+            errno = failure
+            throw SystemError(.io, "cannot create \(destination): \(errnoText())")
+        case .unsupported:
+            let input = try SystemFile.openForReading(source, followingLinks: false)
+            let output = try SystemFile.createExclusive(destination)
+            do {
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+                defer { buffer.deallocate() }
+                while case let n = try input.read(into: buffer), n > 0 {
+                    try output.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                }
+                try output.close()
+            } catch {
+                _ = unlink(destination)
+                throw error
+            }
+        }
+    }
+
     /// Flushes a file or directory to stable storage.
     package static func sync(_ path: String) throws(SystemError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

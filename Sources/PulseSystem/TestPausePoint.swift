@@ -26,7 +26,9 @@ import Darwin
 /// its transaction), `import.staged` (the archive staged, the store untouched),
 /// `import.committed` (the store's transaction committed, the document swap not yet done),
 /// `attachment.piece` (each piece of a large attachment written into a database: staging, then
-/// the store's transaction).
+/// the store's transaction),
+/// `commit` (an `AtomicFile` complete and flushed, before it takes its name),
+/// `commit.placeholder` (`NoReplaceMove`'s placeholder made, the file not yet renamed over it).
 public enum TestPausePoint {
     /// The variable's name.
     public static let variable = "PULSE_ARCHIVE_TEST_PAUSE_AT"
