@@ -10,8 +10,13 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #if defined(__linux__)
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 #endif
 
@@ -58,6 +63,45 @@ static inline int pulse_open_unnamed(const char *directory) {
 #else
     (void)directory;
     errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+/// A descriptor that is readable while one of `mask`'s signals (blocked in every thread) is
+/// pending (Linux signalfd), so a thread can wait for a signal without taking it; -1 with
+/// errno ENOSYS where there is none.
+static inline int pulse_signal_descriptor(const sigset_t *mask) {
+#if defined(__linux__)
+    return signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
+#else
+    (void)mask;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/// Waits until `fd` is readable; 1 then, -1 on an error.
+static inline int pulse_wait_readable(int fd) {
+#if defined(__linux__)
+    struct pollfd wanted = { fd, POLLIN, 0 };
+    int ready;
+    do { ready = poll(&wanted, 1, -1); } while (ready < 0 && errno == EINTR);
+    return ready > 0 ? 1 : -1;
+#else
+    (void)fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/// Takes one pending signal from a signal descriptor: its number, or -1 when none is pending.
+static inline int pulse_take_signal(int fd) {
+#if defined(__linux__)
+    struct signalfd_siginfo info;
+    ssize_t n = read(fd, &info, sizeof info);
+    return n == (ssize_t)sizeof info ? (int)info.ssi_signo : -1;
+#else
+    (void)fd;
     return -1;
 #endif
 }

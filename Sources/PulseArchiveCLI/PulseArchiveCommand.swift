@@ -61,7 +61,7 @@ public enum PulseArchiveCommand {
         // What killed runs left in $TMPDIR (a temporary directory, an export's scratch copy):
         // nothing else would ever remove it.
         PrivateFiles.removeStaleTemporaries(in: PrivateFiles.temporaryBase)
-        exit(run(Array(CommandLine.arguments.dropFirst()), console: Console()))
+        InterruptCleanup.exit(run(Array(CommandLine.arguments.dropFirst()), console: Console()))
     }
 
     /// Runs one command line; returns the exit code.

@@ -1,3 +1,4 @@
+import CSystemCalls
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -136,11 +137,9 @@ public enum InterruptCleanup {
         registry.taken = taken
         registry.lock.unlock()
         let watcher = Thread {
-            var waitingFor = signalSet(taken)
-            var received: Int32 = 0
-            guard sigwait(&waitingFor, &received) == 0 else { return }
-            // Held until the process ends: no path is unregistered halfway through.
-            registry.lock.lock()
+            // Returns with `registry.lock` held, until the process ends: no path is
+            // unregistered halfway through.
+            guard let received = takeSignal(taken) else { return }
             for path in registry.paths { removeTree(path) }
             // A prompt's hidden echo comes back before the shell does.
             Terminal.restoreAfterInterrupt()
@@ -156,6 +155,45 @@ public enum InterruptCleanup {
         }
         watcher.name = "interrupt cleanup"
         watcher.start()
+    }
+
+    /// Waits for one of `taken` and takes it with `registry.lock` held, or nil on an error.
+    ///
+    /// On Linux the signal is taken only once the lock is held (a signal descriptor says one is
+    /// pending without taking it): so a commit (`keeping`), which runs under the lock and first
+    /// looks for a pending signal, either sees it and does not run, or ran wholly before the
+    /// signal was taken, and is announced. With `sigwait` (elsewhere) the signal is taken
+    /// first: a commit that starts in the instant between is announced as committed.
+    private static func takeSignal(_ taken: [Int32]) -> Int32? {
+        var waitingFor = signalSet(taken)
+        let descriptor = pulse_signal_descriptor(&waitingFor)
+        if descriptor >= 0 {
+            while pulse_wait_readable(descriptor) > 0 {
+                registry.lock.lock()
+                let received = pulse_take_signal(descriptor)
+                if received > 0 { return Int32(received) }
+                registry.lock.unlock()
+            }
+            return nil
+        }
+        var received: Int32 = 0
+        guard sigwait(&waitingFor, &received) == 0 else { return nil }
+        registry.lock.lock()
+        return received
+    }
+
+    /// Ends the process with `code`, unless a stop signal has been sent and not yet acted on:
+    /// then the watcher ends it by that signal, as for a signal at any earlier moment. A
+    /// command that finished its work in the instant a signal came still says so by the
+    /// signal's exit, never 0.
+    public static func exit(_ code: Int32) -> Never {
+        registry.lock.lock()
+        if stopSignalPending() {
+            registry.lock.unlock()
+            awaitTheEnd()
+        }
+        // Held through `exit`: the watcher cannot act halfway through the process's end.
+        Foundation.exit(code)
     }
 
     /// A path as the registry holds it: `store/` and `store` are one directory, whichever
