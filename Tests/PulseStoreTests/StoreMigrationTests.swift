@@ -76,7 +76,7 @@ struct StoreMigrationTests {
     @Test("each released store has the schema that migrations 1…k create today: no released step changed")
     func releasedStepsAreFrozen() throws {
         let stores = Self.goldenStores
-        #expect(stores.map(\.version) == [2, 3, 4, 5, 6])
+        #expect(stores.map(\.version) == [2, 3, 4, 5, 6, 7])
         let dir = TemporaryDirectory()
         for (version, path) in stores {
             let copy = dir.file("golden-\(version).sqlite")
