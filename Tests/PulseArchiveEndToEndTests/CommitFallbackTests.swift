@@ -201,21 +201,8 @@ struct CommitFallbackTests {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let marker = Data("test pause point: paused at \(pause)\n".utf8)
-        var collected = Data()
-        var reached = false
-        let descriptor = err.fileHandleForReading.fileDescriptor
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            collected += buffer[..<count]
-            if collected.range(of: marker) != nil {
-                reached = true
-                break
-            }
-        }
+        let (reached, read) = KillPoints.awaitPause(pause, on: err)
+        var collected = read
         if reached {
             #expect(KillPoints.isStopped(process.processIdentifier), "the command wrote the pause line but did not stop within 60 s")
             try meanwhile()

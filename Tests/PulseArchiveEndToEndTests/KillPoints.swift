@@ -55,23 +55,8 @@ enum KillPoints {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = err
         try process.run()
-        let marker = Data("test pause point: paused at \(pause)\n".utf8)
-        var collected = Data()
-        var reached = false
-        // read(2) itself: it returns what the pipe holds as soon as it holds anything
-        // (Foundation's availableData waited for more from a process that was stopped).
-        let descriptor = err.fileHandleForReading.fileDescriptor
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }  // the end of its stderr: it exited without reaching the point
-            collected += buffer[..<count]
-            if collected.range(of: marker) != nil {
-                reached = true
-                break
-            }
-        }
+        let (reached, read) = awaitPause(pause, on: err)
+        var collected = read
         if reached {
             // The line comes just before the process stops itself: a signal sent in between
             // would be handled before the stop (and SIGCONT wasted), so wait for the stop.
@@ -83,6 +68,24 @@ enum KillPoints {
         process.waitUntilExit()
         return Stopped(reached: reached, reason: process.terminationReason, status: process.terminationStatus,
                        stderr: String(decoding: collected, as: UTF8.self))
+    }
+
+    /// Reads the command's standard error until it says it paused at `pause` (true), or ends
+    /// (false: it exited without reaching the point); returns what it read.
+    static func awaitPause(_ pause: String, on err: Pipe) -> (reached: Bool, collected: Data) {
+        let marker = Data("test pause point: paused at \(pause)\n".utf8)
+        var collected = Data()
+        // read(2) itself: it returns what the pipe holds as soon as it holds anything
+        // (Foundation's availableData waited for more from a process that was stopped).
+        let descriptor = err.fileHandleForReading.fileDescriptor
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return (false, collected) }
+            collected += buffer[..<count]
+            if collected.range(of: marker) != nil { return (true, collected) }
+        }
     }
 
     /// Waits (at most 60 s) until the process is stopped, as its state in /proc says.

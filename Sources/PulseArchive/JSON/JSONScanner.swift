@@ -171,16 +171,24 @@ final class JSONScanner {
         return try scratch.withUnsafeBufferPointer(body)
     }
 
+    /// Where the run of plain string bytes (no quote, backslash or control character) that
+    /// starts at `position` ends within the buffer.
+    @inline(__always)
+    private func plainRunEnd() -> Int {
+        var i = position
+        while i < end {
+            let c = buffer[i]
+            if c == JSONByte.quote || c == JSONByte.backslash || JSONByte.isControl(c) { break }
+            i += 1
+        }
+        return i
+    }
+
     /// The rest of a string after its opening quote, through the closing one.
     private func readStringContent(into out: inout [UInt8]) throws {
         while true {
             // Fast path: copy the run of plain bytes within the buffer.
-            var i = position
-            while i < end {
-                let c = buffer[i]
-                if c == JSONByte.quote || c == JSONByte.backslash || JSONByte.isControl(c) { break }
-                i += 1
-            }
+            let i = plainRunEnd()
             if i > position {
                 out.append(contentsOf: UnsafeBufferPointer(start: buffer + position, count: i - position))
                 position = i
@@ -209,12 +217,7 @@ final class JSONScanner {
         var escaped: [UInt8] = []
         escaped.reserveCapacity(4)
         while true {
-            var i = position
-            while i < end {
-                let c = buffer[i]
-                if c == JSONByte.quote || c == JSONByte.backslash || JSONByte.isControl(c) { break }
-                i += 1
-            }
+            let i = plainRunEnd()
             if i > position {
                 let run = UnsafeRawBufferPointer(start: buffer + position, count: i - position)
                 position = i
