@@ -84,16 +84,22 @@ public struct AgeX25519Recipient: Sendable, Equatable {
     /// - Throws: `.recipientSyntax` when it is not a valid X25519 recipient; a post-quantum,
     ///   plugin or SSH recipient is named as unsupported.
     public init(bech32: String) throws(AgeError) {
-        if let (hrp, data) = Bech32.decode(bech32), hrp == "age", data.count == 32 {
-            publicKey = data
-            return
-        }
         let lower = bech32.lowercased()
         if lower.hasPrefix("age1pq1") {
             throw AgeError(.recipientSyntax, "post-quantum recipients (age1pq1…) are not supported: only X25519 recipients (age1…)")
         }
         if lower.hasPrefix("ssh-") {
             throw AgeError(.recipientSyntax, "SSH public keys are not supported as recipients: only X25519 recipients (age1…)")
+        }
+        // Bech32 allows either case, but age writes and accepts recipients in lower case only
+        // ("unknown recipient type" for AGE1…): one that `age -r` refuses is not accepted here
+        // either, so a recipient works with both tools or with neither.
+        if lower != bech32 {
+            throw AgeError(.recipientSyntax, "an X25519 recipient with upper-case letters: age accepts recipients only in lower case (age1…), so this one is refused as age refuses it; write it in lower case")
+        }
+        if let (hrp, data) = Bech32.decode(bech32), hrp == "age", data.count == 32 {
+            publicKey = data
+            return
         }
         throw AgeError(.recipientSyntax, "not an age X25519 recipient (age1… with a valid checksum and a 32-byte key)")
     }

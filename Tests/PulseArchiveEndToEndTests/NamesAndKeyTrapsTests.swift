@@ -126,4 +126,19 @@ import PulseAge
         // The upper-case file opens it, with both tools.
         try Self.sh("age -d -i key.txt -o /dev/null enc.age && \"$PA\" inspect enc.age -i key.txt >/dev/null", in: f.dir)
     }
+
+    @Test("an upper-case recipient (AGE1…) is refused before any work, as the real age refuses it; the lower-case one works with both")
+    func upperCaseRecipient() throws {
+        let f = try Fixture()
+        let upper = f.publicKey.uppercased()
+        let theirs = try Self.sh("echo x | age -r \(upper) -o /dev/null", in: f.dir, expectingSuccess: false)
+        #expect(theirs.exitCode != 0, "age accepted an upper-case recipient: \(theirs.stderr)")
+        let ours = try Self.sh("\"$PA\" export --store store -o upper.json.gz.age -r \(upper)", in: f.dir, expectingSuccess: false)
+        #expect(ours.exitCode != 0 && ours.stderr.contains("upper-case"), "\(ours.exitCode) \(ours.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: f.dir.file("upper.json.gz.age")))
+        try Self.sh("echo \(upper) > recipients.txt", in: f.dir)
+        let file = try Self.sh("\"$PA\" export --store store -o upper2.json.gz.age --recipients-file recipients.txt", in: f.dir, expectingSuccess: false)
+        #expect(file.exitCode != 0 && file.stderr.contains("upper-case"), "\(file.exitCode) \(file.stderr)")
+        try Self.sh("echo x | age -r \(f.publicKey) -o /dev/null && \"$PA\" export --store store -o lower.json.gz.age -r \(f.publicKey)", in: f.dir)
+    }
 }
