@@ -57,8 +57,15 @@ static inline int pulse_is_dumpable(void) {
 /// Opens an unnamed file in `directory` (Linux O_TMPFILE): it has no name from the start, so
 /// no kill can leave it behind. -1 with errno EOPNOTSUPP, EISDIR or EINVAL where the file
 /// system or system cannot; the caller then creates a named file and unlinks it at once.
+// glibc defines O_TMPFILE only under _GNU_SOURCE, which the module does not set: without this
+// the call below was compiled out and every "unnamed" file was a named one unlinked after.
+// The value is the kernel's generic one (x86-64, arm64 and most others).
+#if defined(__linux__) && !defined(O_TMPFILE)
+#define O_TMPFILE (020000000 | O_DIRECTORY)
+#endif
+
 static inline int pulse_open_unnamed(const char *directory) {
-#if defined(__linux__) && defined(O_TMPFILE)
+#if defined(__linux__)
     return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 #else
     (void)directory;

@@ -191,7 +191,8 @@ enum KeyOptions {
         // Compared byte by byte on each line's start: no String copy of a secret is made.
         let upper = { (byte: UInt8) in byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte }
         let holdsIdentity = bytes.split(separator: 0x0A).contains { line in
-            let start = line.drop { $0 == 0x20 || $0 == 0x09 }
+            // A byte order mark, spaces or tabs before it still make it an identity line.
+            let start = (line.starts(with: utf8BOM) ? line.dropFirst(utf8BOM.count) : line).drop { $0 == 0x20 || $0 == 0x09 }
             return [Array("AGE-SECRET-KEY-".utf8), Array("AGE-PLUGIN-".utf8)].contains { prefix in
                 start.count >= prefix.count && zip(start, prefix).allSatisfy { upper($0) == $1 }
             }

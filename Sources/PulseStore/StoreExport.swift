@@ -78,7 +78,7 @@ extension PulseStore {
         defer { PrivateFiles.remove(scratch) }
         var plain = options
         plain.sealing = nil
-        let target = try AtomicFile(targetPath: scratch + "/archive")
+        let target = try AtomicFile(targetPath: scratch + "/archive", announced: false)
         let fileSink = FileSink(target.file)
         var result = try exportPlain(to: target, through: fileSink, counting: fileSink, alternatives: [], options: plain)
         result.fileBytes = try deliver(SystemFile.openForReading(result.path, followingLinks: false))

@@ -12,20 +12,27 @@ public final class AtomicFile {
     public let temporaryPath: String
     public let file: SystemFile
     private let replacesExisting: Bool
+    private let announced: Bool
     private var committed = false
 
     /// - Parameter replacesExisting: allow replacing an existing target (a document of the
     ///   store's own tree); archives and charts never do, since the path is the user's.
+    /// - Parameter announced: an interruption after the commit says the file was written in
+    ///   full; false for a scratch file that is not the command's result (`export -o -`'s copy).
     /// - Throws: `SystemError.alreadyExists` when the target exists and may not be replaced;
     ///   `.io` when the directory is not writable.
-    public init(targetPath: String, replacesExisting: Bool = false) throws {
+    public init(targetPath: String, replacesExisting: Bool = false, announced: Bool = true) throws {
         self.targetPath = targetPath
         self.replacesExisting = replacesExisting
+        self.announced = announced
         let directory = Self.directory(of: targetPath)
         let name = targetPath.split(separator: "/").last.map(String.init) ?? targetPath
         // First: a killed commit's placeholder at this very name is not the user's file.
         Self.removeAbandonedPartials(in: directory)
-        if !replacesExisting, access(targetPath, F_OK) == 0 {
+        // lstat, not access: a link there (dangling too) is a file of that name, refused now
+        // rather than after the work, when the commit would find the name taken.
+        var info = stat()
+        if !replacesExisting, lstat(targetPath, &info) == 0 {
             throw SystemError(.alreadyExists, "\(targetPath) already exists")
         }
         let temporaryPath = "\(directory)/.\(name).partial-\(getpid())"
@@ -71,7 +78,7 @@ public final class AtomicFile {
                 }
             }
             committed = true
-            return "\(committedPath) was written in full"
+            return announced ? "\(committedPath) was written in full" : nil
         }
         let directory = open(Self.directory(of: targetPath), O_RDONLY | O_CLOEXEC)
         if directory >= 0 {

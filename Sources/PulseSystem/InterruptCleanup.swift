@@ -94,7 +94,8 @@ public enum InterruptCleanup {
     }
 
     /// `keeping`, where the commit itself says what it made permanent (the name it took).
-    public static func keeping(_ paths: [String], during commit: () throws -> String) throws {
+    /// - Parameter commit: returns nil for a commit that is not the command's result.
+    public static func keeping(_ paths: [String], during commit: () throws -> String?) throws {
         registry.lock.lock()
         if stopSignalPending() {
             registry.lock.unlock()
@@ -103,7 +104,7 @@ public enum InterruptCleanup {
         defer { registry.lock.unlock() }
         let outcome = try commit()
         for path in paths { registry.paths.remove(key(path)) }
-        registry.committed = outcome
+        if let outcome { registry.committed = outcome }
     }
 
     /// Whether one of the signals the watcher takes has been sent and not yet taken. Called

@@ -51,10 +51,13 @@ import PulseAge
     @Test("an identity file given as --passphrase-file is refused, pointing to --identity and --recipient")
     func identityFileAsPassphraseFile() throws {
         let f = try Fixture()
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && age-keygen -o theirs.txt 2>/dev/null", in: f.dir)
+        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && age-keygen -o theirs.txt 2>/dev/null"
+                    + " && printf '\\357\\273\\277' > bom-key.txt && grep AGE-SECRET-KEY theirs.txt >> bom-key.txt && chmod 600 bom-key.txt", in: f.dir)
         let before = try Self.entries(f.dir)
+        // bom-key.txt: the bare secret-key line after a byte order mark, as an editor saves it.
         for (command, file) in [("export --store store -o p.json.gz.age", "key.txt"), ("inspect enc.age", "key.txt"),
-                                ("export --store store -o p.json.gz.age", "theirs.txt"), ("prune . --keep-last 1", "theirs.txt")] {
+                                ("export --store store -o p.json.gz.age", "theirs.txt"), ("prune . --keep-last 1", "theirs.txt"),
+                                ("export --store store -o p.json.gz.age", "bom-key.txt")] {
             let result = try Self.sh("\"$PA\" \(command) --passphrase-file \(file) </dev/null", in: f.dir, expectingSuccess: false)
             #expect(result.exitCode == 1, "\(command) \(file): \(result.stderr)")
             #expect(result.stderr.contains("\(file) is an age identity file"), "\(result.stderr)")

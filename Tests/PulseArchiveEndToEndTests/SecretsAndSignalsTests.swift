@@ -399,6 +399,13 @@ struct SecretsAndSignalsTests {
             #expect(try back.withUnsafeMutableBytes { try file.read(into: $0, at: 0) } == back.count && back == Array(Self.marker.utf8))
             #expect(Self.entries(dir.path).isEmpty, "\(way) left \(Self.entries(dir.path))")
         }
+        #if os(Linux)
+        // ext4 and tmpfs (where the tests run) have O_TMPFILE: the unnamed way must be the one
+        // taken, not the fallback whose name a SIGKILL between mkstemp and unlink leaves.
+        let fd = SystemCalls.openUnnamed(in: dir.path)
+        #expect(fd != nil, "O_TMPFILE was not used: \(String(cString: strerror(errno)))")
+        if let fd { close(fd) }
+        #endif
     }
 
     /// Whether the memory of process `pid` holds `needle` anywhere it can be read (/proc/PID/maps
