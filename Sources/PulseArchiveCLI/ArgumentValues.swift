@@ -32,7 +32,18 @@ enum ArgumentValues {
         var name = Substring(variable)
         if name.first == ":" { name = name.dropFirst() }
         if name.isEmpty { name = "UTC" }
-        if name.hasPrefix("/"), let range = name.range(of: "/zoneinfo/") { name = name[range.upperBound...] }
+        if name.hasPrefix("/") {
+            // A link (`TZ=:/etc/localtime`, as systemd and containers set it) names the zone
+            // file it points to; the file /etc/localtime itself is the system's zone.
+            let resolved = realpath(String(name), nil).map { path in defer { free(path) }; return String(cString: path) } ?? String(name)
+            if let range = resolved.range(of: "/zoneinfo/") {
+                name = resolved[range.upperBound...]
+            } else if resolved == "/etc/localtime" {
+                return .current
+            }
+        }
+        // The POSIX form of UTC without daylight saving (`UTC0`, `GMT0`), common in containers.
+        if ["UTC0", "GMT0", "UTC+0", "UTC-0", "GMT+0", "GMT-0"].contains(name) { name = "UTC" }
         guard let zone = TimeZone(identifier: String(name)) else {
             throw UsageError(message: "The value '\(variable)' of the TZ environment variable is not a zone identifier such as Europe/Berlin or UTC: correct or unset TZ, or pass --timezone")
         }

@@ -50,6 +50,10 @@ struct ExportCommand: Subcommand {
         exportedAt = try ArgumentValues.exportTime(environment: console.environment)
         sealing = try KeyOptions.sealing(arguments, console: console)
         self.console = console
+        // Someone who set the variable may believe the archive is encrypted: say it is not.
+        if sealing == nil, console.environment[KeyOptions.variable] != nil {
+            console.err("warning: \(KeyOptions.variable) is set, but export encrypts with it only when --passphrase is given: this archive is not encrypted")
+        }
     }
 
     /// `-o` as given; `-` for standard output; a new file with the default name in the

@@ -33,6 +33,10 @@ public enum Prune {
                            keysGiven: Bool = false, zone: TimeZone = .current,
                            read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws -> Outcome {
         precondition(!policy.isEmpty, "a prune policy needs at least one rule that keeps archives")
+        // What killed exports left here (a partial file, a commit's placeholder at a backup's
+        // name) is no backup: removed first, as the next export here would, so that it is
+        // neither listed nor taken for the newest.
+        if !dryRun { AtomicFile.removeAbandonedPartials(in: directory) }
         let listing = try BackupDirectory(directory, zone: zone)
         let plan = policy.plan(listing.archives)
         var newestCheck: NewestArchiveCheck.Depth?

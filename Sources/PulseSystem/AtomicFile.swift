@@ -91,7 +91,7 @@ public final class AtomicFile {
     /// Removes the partial files in `directory` whose writer process no longer exists (killed
     /// commits), and the placeholder a commit killed while it used one left at its target's
     /// name (`NoReplaceMove`, recognised by the line naming its partial file), placeholder first.
-    static func removeAbandonedPartials(in directory: String) {
+    package static func removeAbandonedPartials(in directory: String) {
         let entries = Self.entries(of: directory)
         let abandoned = entries.filter { entryName in
             guard entryName.hasPrefix("."), let marker = entryName.range(of: ".partial-", options: .backwards),

@@ -291,6 +291,14 @@ struct FileSystemEdgeTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["s"])
         let colon = try CLI.run(["readiness", "--store", dir.file("s"), "--days", "1"], environment: ["TZ": ":Europe/Berlin"])
         #expect(colon.exitCode == 0 && colon.stdout.contains("(Europe/Berlin)"), "\(colon.stdout)\(colon.stderr)")
+        // A link to a zone file, as systemd and containers set TZ, names the zone it points to;
+        // UTC0 is UTC.
+        let link = dir.file("localtime")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/usr/share/zoneinfo/Asia/Tokyo")
+        let linked = try CLI.run(["readiness", "--store", dir.file("s"), "--days", "1"], environment: ["TZ": ":" + link])
+        #expect(linked.exitCode == 0 && linked.stdout.contains("(Asia/Tokyo)"), "\(linked.stdout)\(linked.stderr)")
+        let posix = try CLI.run(["readiness", "--store", dir.file("s"), "--days", "1"], environment: ["TZ": "UTC0"])
+        #expect(posix.exitCode == 0 && (posix.stdout.contains("(UTC)") || posix.stdout.contains("(GMT)")), "\(posix.stdout)\(posix.stderr)")
     }
 
     @Test("readiness --as-of 0000-01-01 prints the years of archive dates: 0000, then -0001")

@@ -46,6 +46,10 @@ import PulseAge
         let plain = try Self.sh("\"$PA\" export --store store -o out", in: f.dir).stdout
         let sealed = try Self.sh("\"$PA\" export --store store -o out --passphrase", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "p"]).stdout
         #expect(plain.hasSuffix(".json.gz\n") && sealed.hasSuffix(".json.gz.age\n"), "\(plain) \(sealed)")
+        // The variable set, a plain export is written, with a word that it is not encrypted.
+        let unsealed = try Self.sh("\"$PA\" export --store store -o z.json.gz", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "p"])
+        #expect(unsealed.stderr.contains("PULSE_ARCHIVE_PASSPHRASE is set") && unsealed.stderr.contains("this archive is not encrypted"), "\(unsealed.stderr)")
+        #expect(!plain.contains("not encrypted"))
     }
 
     @Test("an identity file given as --passphrase-file is refused, pointing to --identity and --recipient")

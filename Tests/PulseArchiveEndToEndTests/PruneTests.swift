@@ -69,6 +69,24 @@ import PulseSystem
         #expect(outcome.dryRun == false)
     }
 
+    @Test("what a killed export left (a partial file of a dead process) is removed by prune, not listed; --dry-run and a live writer's partial leave it")
+    func abandonedPartials() throws {
+        let dir = try Self.directory(["2026-03-01-1200", "2026-03-02-1200"])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        let dead = "." + Self.name("2026-03-03-1200") + ".partial-\(process.processIdentifier)"
+        let live = "." + Self.name("2026-03-04-1200") + ".partial-\(getpid())"
+        for entry in [dead, live] { dir.write(entry, "half an archive") }
+        let dry = try Self.prune(dir, ["--keep-last", "5", "--dry-run"])
+        #expect(dry.left.contains(dead) && dry.left.contains(live))
+        let outcome = try Self.prune(dir, ["--keep-last", "5"])
+        #expect(!outcome.left.contains(dead), "a dead export's partial file was left")
+        #expect(!outcome.ignored.contains(dead) && outcome.ignored.contains(live), "\(outcome.ignored)")
+        #expect(outcome.left.contains(live) && outcome.removed.isEmpty)
+    }
+
     @Test func hours() throws {
         // Newest first: 1300-2, 1300, 1130, 1015, 1000, 0959, 0930, 0905. Hour 13's newest is
         // 1300-2 (the -2 was written after 1300), hour 11's is 1130, hour 10's is 1015: three
