@@ -66,6 +66,10 @@ struct ExportCommand: Subcommand {
         if output == "-" { return .stream(FileSink(try SystemFile.standardOutput())) }
         if let output, !PrivateFiles.isDirectory(output) {
             try requireTruthfulName(output, encrypted: encrypted, passphraseVariableSet: passphraseVariableSet)
+            // Refused before a passphrase is asked for or any work is done; the commit checks
+            // again (never over a file that appears meanwhile).
+            var info = stat()
+            if lstat(output, &info) == 0 { throw SystemError(.alreadyExists, "\(output) already exists") }
             return .file(output)
         }
         let directory = output ?? ""

@@ -50,6 +50,9 @@ import PulseAge
         let unsealed = try Self.sh("\"$PA\" export --store store -o z.json.gz", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "p"])
         #expect(unsealed.stderr.contains("PULSE_ARCHIVE_PASSPHRASE is set") && unsealed.stderr.contains("this archive is not encrypted"), "\(unsealed.stderr)")
         #expect(!plain.contains("not encrypted"))
+        // An existing -o is refused before the passphrase is asked for (here: no terminal to ask on).
+        let existing = try Self.sh("\"$PA\" export --store store -o y.json.gz.age --passphrase </dev/null", in: f.dir, expectingSuccess: false)
+        #expect(existing.exitCode == 1 && existing.stderr.contains("y.json.gz.age already exists") && !existing.stderr.contains("passphrase is needed"), "\(existing.stderr)")
     }
 
     @Test("an identity file given as --passphrase-file is refused, pointing to --identity and --recipient")
