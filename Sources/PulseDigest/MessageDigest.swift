@@ -11,7 +11,7 @@ public enum MessageDigest {
     // call, which cost `diff` (a digest per row) more than the hashing. A fetched algorithm is
     // immutable and may be used from any thread.
     nonisolated(unsafe) static let sha1Algorithm = fetch("SHA1")
-    private nonisolated(unsafe) static let sha256Algorithm = fetch("SHA256")
+    nonisolated(unsafe) static let sha256Algorithm = fetch("SHA256")
 
     private static func fetch(_ name: String) -> OpaquePointer? {
         guard let algorithm = EVP_MD_fetch(nil, name, nil) else {
@@ -41,6 +41,7 @@ public final class IncrementalDigest {
     private let length: Int
 
     public static func sha1() -> IncrementalDigest { IncrementalDigest(MessageDigest.sha1Algorithm, length: 20) }
+    public static func sha256() -> IncrementalDigest { IncrementalDigest(MessageDigest.sha256Algorithm, length: 32) }
 
     private init(_ algorithm: OpaquePointer?, length: Int) {
         guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, algorithm, nil) == 1 else {
