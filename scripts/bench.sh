@@ -55,7 +55,7 @@ nightly_growth() {
     if [ ! -f "$night2/pulse.sqlite" ]; then
         rm -rf "$next" "$night2" "$work/next-day.json.gz"
         "$bin" demo --store "$next" --days 366 --seed 7 --end 2026-03-16 --timezone UTC --raw-packets-per-day "$packets" >/dev/null
-        "$bin" export --store "$next" -o "$work/next-day.json.gz" --quiet >/dev/null
+        "$bin" export --store "$next" -o "$work/next-day.json.gz" --quiet >/dev/null 2>&1
         cp -a "$store" "$night2"
         "$bin" import "$work/next-day.json.gz" --store "$night2" --merge --as-of 2026-03-16 --timezone UTC --quiet >/dev/null 2>&1
         sqlite3 "$night2/pulse.sqlite" "ATTACH '$store/pulse.sqlite' AS night1;

@@ -119,13 +119,8 @@ struct PlainExportTests {
         try Self.sh("mkdir backups", in: f.dir)
         // A plain backup of this minute and the next, -7: a new one takes -8 whatever its
         // form (unless the minute after next has come meanwhile).
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd-HHmm"
-        let now = Date()
-        for minute in [now, now.addingTimeInterval(60)] {
-            f.dir.write("backups/pulseloop-backup-\(formatter.string(from: minute))-7.json", "{}")
+        for stem in PruneOrderTests.stemsOfThisMinuteAndNext() {
+            f.dir.write("backups/\(stem)-7.json", "{}")
         }
         let sequenced = try Self.sh("\"$PA\" export --store store -o backups -q", in: f.dir).stdout
         #expect(sequenced.hasSuffix("-8.json.gz\n"), "\(sequenced)")
