@@ -39,7 +39,7 @@ enum BadArchives {
             ("formatVersion only", Array(#"{"formatVersion": 1}"#.utf8), "missing required key"),
             ("formatVersion 0", try edit(#""formatVersion":2"#, #""formatVersion":0"#), "formatVersion 0 is below 1"),
             ("formatVersion string", try edit(#""formatVersion":2"#, #""formatVersion":"2""#), "missing formatVersion"),
-            ("no formatVersion", try edit(#","formatVersion":2"#, ""), "missing formatVersion"),
+            ("no formatVersion", try edit(#""formatVersion":2,"#, ""), "missing formatVersion"),
             ("not JSON", Array("PK\u{03}\u{04} this is a zip".utf8), "neither gzip nor a JSON object"),
             ("JSON but broken", Array(valid.dropLast(40).utf8), "not a PulseLoop archive, or damaged"),
             ("empty file", [], "is empty"),

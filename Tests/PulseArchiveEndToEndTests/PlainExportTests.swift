@@ -166,19 +166,14 @@ struct PlainExportTests {
 
     static let resticAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/restic")
 
-    /// The restic job of docs/backups.md, as written there, with `$STORE` and the repository set.
-    static let resticJob = """
-        set -u -o pipefail
-        summary=$(pulse-archive export --store "$STORE" --compression none -o - --quiet \\
-                  | restic backup --stdin --stdin-filename pulseloop.json --json | tail -n 1)
-        status=$?
-        if [ "$status" -ne 0 ]; then
-            # restic (before 0.17's --stdin-from-command) keeps what reached it as a snapshot.
-            snapshot=$(printf '%s\\n' "$summary" | sed -n 's/.*"snapshot_id":"\\([0-9a-f]*\\)".*/\\1/p')
-            [ -z "$snapshot" ] || restic forget --prune "$snapshot"
-            exit 1
-        fi
-        """
+    /// The restic job of docs/backups.md, as written there (its one `bash` block), run with
+    /// `$STORE` and the repository set.
+    static func resticJob() throws -> String {
+        let doc = try String(contentsOfFile: Repository.root + "/docs/backups.md", encoding: .utf8)
+        let job = try #require(doc.components(separatedBy: "```bash\n").dropFirst().first?.components(separatedBy: "```").first)
+        #expect(job.contains("restic backup --stdin --stdin-filename pulseloop.json") && job.contains("pipefail"))
+        return job
+    }
 
     @Test("restic backs up two nightly plain exports through --stdin; the second restores byte-identical; a failed export leaves no snapshot",
           .enabled(if: Capability.enabled(resticAvailable)))
@@ -192,7 +187,7 @@ struct PlainExportTests {
         let environment = ["RESTIC_REPOSITORY": f.dir.file("repo"), "RESTIC_PASSWORD": "nightly", "PATH": bin + ":/usr/bin:/bin",
                            "RESTIC_CACHE_DIR": f.dir.file("cache")].merging(Self.epoch) { $1 }
         try Self.sh("restic init -q", in: f.dir, environment: environment)
-        f.dir.write("nightly.sh", Self.resticJob)
+        f.dir.write("nightly.sh", try Self.resticJob())
         for store in ["store", "store2"] {
             try Self.sh("/bin/bash nightly.sh", in: f.dir, environment: environment.merging(["STORE": store]) { $1 })
         }
