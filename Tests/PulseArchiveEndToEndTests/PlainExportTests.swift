@@ -111,6 +111,8 @@ struct PlainExportTests {
         let inspected = try Self.sh("\"$PA\" inspect '\(path)' -i key.txt --json", in: f.dir)
         #expect(inspected.json["encrypted"] as? Bool == true && inspected.json["compressed"] as? Bool == false, "\(inspected.stdout)")
         try Self.sh("\"$PA\" verify '\(path)' -i key.txt -q && \"$PA\" diff gzip.json.gz '\(path)' -i key.txt --exit-code >/dev/null", in: f.dir)
+        try Self.sh("cat '\(path)' | \"$PA\" verify - -i key.txt -q && \"$PA\" import '\(path)' -i key.txt --store fromSealed --no-backfill -q", in: f.dir)
+        #expect(try StoreSnapshot(store: f.dir.file("fromSealed")).sameContent(as: try StoreSnapshot(store: f.dir.file("store"))))
     }
 
     @Test("prune takes plain .json backups as candidates, dated by their file time, and reads a plain newest all the way")
