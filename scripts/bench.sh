@@ -255,3 +255,6 @@ for size_mb in ${LARGE_ATTACHMENT_MB:-10 300}; do
     row "export" "$l_export_s" "$l_export_mb"
     row "verify" "$l_verify_s" "$l_verify_mb"
 done
+
+# One more night in restic (defined above, with the reasons).
+nightly_growth
