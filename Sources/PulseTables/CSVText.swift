@@ -7,8 +7,8 @@ enum CSVText {
 
     /// Appends one field holding `bytes`, quoted when RFC 4180 needs it (a comma, quote, CR or
     /// LF) and also when a reader could otherwise lose or misread the value: the empty string
-    /// (`""`, so a reader that tells it from null, as DuckDB does, can: an unquoted empty field is
-    /// null), leading or trailing spaces and tabs (which some readers trim from unquoted fields)
+    /// (`""`, so a reader that tells it from null can, as DuckDB with `allow_quoted_nulls=false`:
+    /// an unquoted empty field is null), leading or trailing spaces and tabs (which some readers trim from unquoted fields)
     /// and NUL (which some readers stop at outside quotes).
     static func appendField(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         guard needsQuotes(bytes) else {
