@@ -184,9 +184,9 @@ struct TablesTests {
     func refusals() throws {
         let dir = TemporaryDirectory()
         try Self.sh("mkdir full empty && echo keep > full/x && ln -s empty link && echo f > file", in: dir)
-        for target in ["full", "link", "file"] {
+        for (target, why) in [("full", "is not empty"), ("link", "is a symbolic link"), ("file", "is not a directory")] {
             let refused = try Self.sh("\"$PA\" tables \(Repository.sampleFormat1) -o \(target)", in: dir, expectingSuccess: false)
-            #expect(refused.exitCode == 1 && refused.stderr.hasPrefix("Error: \(target) "), "\(target): \(refused.stderr)")
+            #expect(refused.exitCode == 1 && refused.stderr.hasPrefix("Error: \(target) ") && refused.stderr.contains(why), "\(target): \(refused.stderr)")
         }
         #expect(try String(contentsOfFile: dir.file("full/x"), encoding: .utf8) == "keep\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("empty")).isEmpty)
@@ -221,6 +221,26 @@ struct TablesTests {
         let store = try Self.sh("\"$PA\" tables --store s -o out", in: dir, expectingSuccess: false)
         #expect(store.exitCode == 1 && store.stderr.contains("unsafe attachment name"), "\(store.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("out")) && !FileManager.default.fileExists(atPath: dir.file("escaped")))
+    }
+
+    @Test("an empty folder that gains a file while the tables are written is left as it is: the commit replaces only an empty directory")
+    func targetChangesMeanwhile() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("out"), withIntermediateDirectories: false)
+        let process = CLI.process(["tables", Repository.sampleFormat2, "-o", dir.file("out")], environment: [KillPoints.variable: "commit:1"])
+        let err = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        let (reached, _) = KillPoints.awaitPause("commit:1", on: err)
+        #expect(reached && KillPoints.isStopped(process.processIdentifier))
+        dir.write("out/mine.txt", "keep")
+        kill(process.processIdentifier, SIGCONT)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1 && stderr.contains("is no longer new or empty"), "\(stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("out")) == ["mine.txt"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["out"])
     }
 
     @Test("interrupted before the folder is renamed into place: nothing left; a kill's staging folder is removed by the next run")
