@@ -98,6 +98,7 @@ let package = Package(
         .testTarget(name: "PulseDocumentsTests", dependencies: ["PulseDocuments", "PulseArchive", "PulseDemo", "PulseTestSupport"]),
         .testTarget(name: "PulseSQLiteTests", dependencies: ["PulseSQLite", "PulseSystem"]),
         .testTarget(name: "PulseStoreTests", dependencies: ["PulseStore", "PulseArchive", "PulseSQLite", "PulseSystem", "Readiness", "PulseTestSupport", "PulseStoreTestSupport"]),
+        .testTarget(name: "PulseTablesTests", dependencies: ["PulseTables", "PulseArchive", "PulseSystem"]),
         .testTarget(name: "PulseVerifyTests", dependencies: ["PulseVerify", "PulseStore", "PulseSQLite", "PulseArchive", "PulseTestSupport"]),
         // The binary-driven tests: they run an optimized `pulse-archive` (docs/testing.md), and
         // check the store and archives it leaves with the modules themselves.
