@@ -271,6 +271,10 @@ public final class TablesWriter {
         let manifest = try OutputFile(directory: folder.stagingPath, name: "tables.json")
         try manifest.write { $0.append(contentsOf: TablesManifest.text(format: format, entries: entries)) }
         try manifest.close()
+        // The files' names in the two subfolders are on disk before the folder takes its name.
+        for key in [Self.attachmentsKey, Self.documentFilesKey] where selected.contains(key) {
+            try PrivateFiles.sync("\(folder.stagingPath)/\(key)")
+        }
         try folder.commit()
         return Result(path: folder.targetPath, format: format, rows: done.mapValues(\.rows))
     }
