@@ -14,6 +14,8 @@ final class ExtensionSpool {
         static let real = Kinds(rawValue: 4)
         static let boolean = Kinds(rawValue: 8)
         static let nested = Kinds(rawValue: 16)
+        /// A string in the archive's exact date form (`2026-02-28T21:23:01.310Z`).
+        static let date = Kinds(rawValue: 32)
     }
 
     private let file: ScratchFile
@@ -29,7 +31,7 @@ final class ExtensionSpool {
             let kind: Kinds
             switch value {
             case .null: kind = []
-            case .string: kind = .text
+            case .string(let text): kind = Self.isArchiveDate(text) ? .date : .text
             // Integer only when the literal is one (`420`, not `420.0`): the cell is the literal.
             case .number(let literal): kind = literal.utf8.allSatisfy({ $0 == 0x2D || ($0 >= 0x30 && $0 <= 0x39) }) ? .integer : .real
             case .bool: kind = .boolean
@@ -44,14 +46,15 @@ final class ExtensionSpool {
     }
 
     /// Every key any row has, sorted by UTF-8 bytes as an export writes them, with a type that
-    /// holds every value of the column: one kind gives its type (integers among reals: real),
-    /// anything else is JSON text.
+    /// holds every value of the column: one kind gives its type (integers among reals: real;
+    /// dates among other strings: text), anything else is JSON text.
     var columns: [TableColumn] {
         kinds.keys.sorted().map { key in
             let seen = kinds[key]!
             let type: ColumnType
             switch seen {
-            case [], .text: type = .text
+            case [], .text, [.text, .date]: type = .text
+            case .date: type = .date
             case .integer: type = .integer
             case .real, [.integer, .real]: type = .real
             case .boolean: type = .boolean
@@ -59,6 +62,13 @@ final class ExtensionSpool {
             }
             return TableColumn(key.text, type)
         }
+    }
+
+    /// Whether `text` is a date exactly as the archive writes one: the Android port's dates are
+    /// converted to that form on read, so a column of them is a date column.
+    private static func isArchiveDate(_ text: String) -> Bool {
+        guard text.utf8.count == 24, let millis = ArchiveDate.parse(text) else { return false }
+        return (try? ArchiveDate.format(millis)) == text
     }
 
     /// Reads the rows back and writes each as a record of `file` (whose columns are `columns`).

@@ -53,13 +53,14 @@ struct TablesUnitTests {
         #expect(columns["measurements.timestamp"]?.type == .date && columns["userProfiles.athleteMode"]?.type == .boolean)
     }
 
-    @Test("extension rows: columns are every key any row has, sorted; a literal with a fraction is real, mixed kinds JSON")
+    @Test("extension rows: columns are every key any row has, sorted; a literal with a fraction is real, the archive's dates date, mixed kinds JSON")
     func extensionColumns() throws {
         let spool = try ExtensionSpool()
-        try spool.add(try JSONNode.parse(Array(#"{"id":"a","kcal":420.0,"n":1,"tags":["x"],"mixed":1,"flag":true}"#.utf8)))
-        try spool.add(try JSONNode.parse(Array(#"{"id":"b","kcal":3,"n":2,"mixed":"two","extra":null}"#.utf8)))
+        try spool.add(try JSONNode.parse(Array(#"{"id":"a","kcal":420.0,"n":1,"tags":["x"],"mixed":1,"flag":true,"at":"2026-02-27T06:31:00.000Z","when":"2026-02-27T06:31:00Z"}"#.utf8)))
+        try spool.add(try JSONNode.parse(Array(#"{"id":"b","kcal":3,"n":2,"mixed":"two","extra":null,"at":"2026-02-28T00:00:00.000Z","when":"2026-02-28T00:00:00.000Z"}"#.utf8)))
         let types = Dictionary(uniqueKeysWithValues: spool.columns.map { ($0.name, $0.type) })
-        #expect(spool.columns.map(\.name) == ["extra", "flag", "id", "kcal", "mixed", "n", "tags"])
-        #expect(types == ["extra": .text, "flag": .boolean, "id": .text, "kcal": .real, "mixed": .json, "n": .integer, "tags": .json])
+        #expect(spool.columns.map(\.name) == ["at", "extra", "flag", "id", "kcal", "mixed", "n", "tags", "when"])
+        #expect(types == ["at": .date, "extra": .text, "flag": .boolean, "id": .text, "kcal": .real, "mixed": .json, "n": .integer, "tags": .json,
+                          "when": .text])
     }
 }
