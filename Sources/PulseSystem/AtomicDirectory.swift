@@ -80,7 +80,9 @@ package final class AtomicDirectory {
         try PrivateFiles.sync(stagingPath)
         TestPausePoint.reached("commit")
         try InterruptCleanup.keeping([stagingPath]) {
-            let outcome: SystemCalls.NoReplaceRename = targetWasEmptyDirectory ? .unsupported(errno: 0) : SystemCalls.renameNoReplace(stagingPath, targetPath)
+            // A test may refuse the no-replace rename (`TestRefusal`), as a FUSE file system does.
+            let outcome: SystemCalls.NoReplaceRename = targetWasEmptyDirectory || TestRefusal.refuses(.renameNoReplace)
+                ? .unsupported(errno: EINVAL) : SystemCalls.renameNoReplace(stagingPath, targetPath)
             switch outcome {
             case .renamed:
                 break

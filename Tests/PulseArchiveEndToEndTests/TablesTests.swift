@@ -199,8 +199,9 @@ struct TablesTests {
         for arguments in ["-o new", "\(Repository.sampleFormat1) --store s -o new", "\(Repository.sampleFormat1)", "\(Repository.sampleFormat1) -o new --format tsv"] {
             #expect(try Self.sh("\"$PA\" tables \(arguments)", in: dir, expectingSuccess: false).exitCode == 64, "\(arguments)")
         }
-        // An empty directory is taken.
+        // An empty directory is taken; a new name too where the file system has no no-replace rename.
         try Self.sh("\"$PA\" tables \(Repository.sampleFormat1) -o empty -q && test -f empty/tables.json", in: dir)
+        try Self.sh("PULSE_ARCHIVE_TEST_REFUSE=rename-noreplace \"$PA\" tables \(Repository.sampleFormat1) -o plain -q && test -f plain/tables.json && rm -r plain", in: dir)
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)) == ["full", "empty", "link", "file"])
     }
 
@@ -225,24 +226,28 @@ struct TablesTests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("out")) && !FileManager.default.fileExists(atPath: dir.file("escaped")))
     }
 
-    @Test("an empty folder that gains a file while the tables are written is left as it is: the commit replaces only an empty directory")
+    @Test("a target that gains a file (or appears) while the tables are written is left as it is: the commit replaces only an empty directory")
     func targetChangesMeanwhile() throws {
-        let dir = TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.file("out"), withIntermediateDirectories: false)
-        let process = CLI.process(["tables", Repository.sampleFormat2, "-o", dir.file("out")], environment: [KillPoints.variable: "commit:1"])
-        let err = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = err
-        try process.run()
-        let (reached, _) = KillPoints.awaitPause("commit:1", on: err)
-        #expect(reached && KillPoints.isStopped(process.processIdentifier))
-        dir.write("out/mine.txt", "keep")
-        kill(process.processIdentifier, SIGCONT)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1 && stderr.contains("is no longer new or empty"), "\(stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("out")) == ["mine.txt"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["out"])
+        for existed in [true, false] {
+            let dir = TemporaryDirectory()
+            if existed { try FileManager.default.createDirectory(atPath: dir.file("out"), withIntermediateDirectories: false) }
+            let process = CLI.process(["tables", Repository.sampleFormat2, "-o", dir.file("out")], environment: [KillPoints.variable: "commit:1"])
+            let err = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = err
+            try process.run()
+            let (reached, _) = KillPoints.awaitPause("commit:1", on: err)
+            #expect(reached && KillPoints.isStopped(process.processIdentifier))
+            if !existed { try FileManager.default.createDirectory(atPath: dir.file("out"), withIntermediateDirectories: false) }
+            dir.write("out/mine.txt", "keep")
+            kill(process.processIdentifier, SIGCONT)
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            let why = existed ? "is no longer new or empty" : "appeared while it was written"
+            #expect(process.terminationStatus == 1 && stderr.contains(why), "\(stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("out")) == ["mine.txt"])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["out"])
+        }
     }
 
     @Test("interrupted before the folder is renamed into place: nothing left; a kill's staging folder is removed by the next run")
