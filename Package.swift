@@ -70,8 +70,10 @@ let package = Package(
         // A directory of backups: the names of the scheme, the retention policy of `prune`,
         // the check of the newest archive, the removal of exact entries. No store.
         .target(name: "PulseBackups", dependencies: ["PulseSystem", "PulseArchive", "PulseAge"]),
+        // `tables`: an archive's or a store's content as a folder of CSV or NDJSON files. No store.
+        .target(name: "PulseTables", dependencies: ["PulseArchive", "PulseDigest", "PulseSystem"]),
         // Argument parsing, commands, progress and reports.
-        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups", "PulseAge"]),
+        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups", "PulseAge", "PulseTables"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
         // Writes the golden files in Archives/ once; refuses to overwrite them.
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
@@ -96,13 +98,14 @@ let package = Package(
         .testTarget(name: "PulseDocumentsTests", dependencies: ["PulseDocuments", "PulseArchive", "PulseDemo", "PulseTestSupport"]),
         .testTarget(name: "PulseSQLiteTests", dependencies: ["PulseSQLite", "PulseSystem"]),
         .testTarget(name: "PulseStoreTests", dependencies: ["PulseStore", "PulseArchive", "PulseSQLite", "PulseSystem", "Readiness", "PulseTestSupport", "PulseStoreTestSupport"]),
+        .testTarget(name: "PulseTablesTests", dependencies: ["PulseTables", "PulseArchive", "PulseSystem"]),
         .testTarget(name: "PulseVerifyTests", dependencies: ["PulseVerify", "PulseStore", "PulseSQLite", "PulseArchive", "PulseTestSupport"]),
         // The binary-driven tests: they run an optimized `pulse-archive` (docs/testing.md), and
         // check the store and archives it leaves with the modules themselves.
         .testTarget(
             name: "PulseArchiveEndToEndTests",
             dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify",
-                           "PulseDemo", "PulseBackups", "PulseArchiveCLI", "PulseAge", "PulseDigest", "PulseSQLite", "PulseTestSupport", "PulseStoreTestSupport"]
+                           "PulseDemo", "PulseBackups", "PulseArchiveCLI", "PulseAge", "PulseDigest", "PulseSQLite", "PulseTables", "PulseTestSupport", "PulseStoreTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -256,5 +256,23 @@ for size_mb in ${LARGE_ATTACHMENT_MB:-10 300}; do
     row "verify" "$l_verify_s" "$l_verify_mb"
 done
 
+# tables (docs/analysis.md): every table of each reference archive as CSV and as NDJSON, and of
+# its store, against an export of that store. Target: ≤ 1.5 × export, peak RSS ≤ 100 MB.
+for years in ${YEARS:-1 10}; do
+    [ -f "$work/ref-${years}y.json.gz" ] || continue
+    echo
+    echo "tables of the ${years}-year reference"
+    rm -rf "$work/tables-csv" "$work/tables-ndjson" "$work/tables-store" "$work/tables-export.json.gz"
+    read -r t_export_s t_export_mb < <(measure "$bin" export --store "$work/ref-${years}y" -o "$work/tables-export.json.gz" --quiet)
+    read -r t_csv_s t_csv_mb < <(measure "$bin" tables "$work/ref-${years}y.json.gz" -o "$work/tables-csv" --quiet)
+    read -r t_ndjson_s t_ndjson_mb < <(measure "$bin" tables "$work/ref-${years}y.json.gz" -o "$work/tables-ndjson" --format ndjson --quiet)
+    read -r t_store_s t_store_mb < <(measure "$bin" tables --store "$work/ref-${years}y" -o "$work/tables-store" --quiet)
+    row "export" "$t_export_s" "$t_export_mb"
+    row "tables (csv)" "$t_csv_s" "$t_csv_mb" "tables/export $(ratio "$t_csv_s" "$t_export_s")"
+    row "tables --format ndjson" "$t_ndjson_s" "$t_ndjson_mb" "tables/export $(ratio "$t_ndjson_s" "$t_export_s")"
+    row "tables --store (csv)" "$t_store_s" "$t_store_mb" "tables/export $(ratio "$t_store_s" "$t_export_s")"
+    rm -rf "$work/tables-csv" "$work/tables-ndjson" "$work/tables-store" "$work/tables-export.json.gz"
+done
+
 # One more night in restic (defined above, with the reasons).
 nightly_growth
