@@ -42,6 +42,7 @@ enum ErrorAdvice {
         switch error.kind {
         case .missingStore: "\(error.message); create one with `pulse-archive import` or `pulse-archive demo`"
         case .newerStore: "\(error.message): \(update)"
+        case .foreignDatabase: "\(error.message); give --store the directory of a PulseLoop store, or a new directory"
         case .backfillFailed: "\(error.message); run `pulse-archive readiness --backfill` to retry"
         case .storeNotEmpty where command == ImportCommand.spec.name:
             "\(error.message): pass --replace to make it equal to the archive (after a safety backup) or --merge to add only what it lacks"

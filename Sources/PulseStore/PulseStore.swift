@@ -42,6 +42,9 @@ public final class PulseStore {
             try PrivateFiles.touch(path)
         }
         let database = try SQLiteDatabase(path: path, create: false)
+        // Before anything is set on the file (the WAL mode is written into it): a database of
+        // another program is left exactly as it is.
+        try StoreMigration.requireKnown(Int(try database.integer("PRAGMA user_version")), in: database)
         try configure(database, durable: true)
         try StoreMigration.migrate(database)
         return PulseStore(directory: directory, database: database)
@@ -159,7 +162,7 @@ public final class PulseStore {
         let lock = try StoreLock(directory: directory, shared: true)
         let (database, immutable) = try openReadOnly(directory)
         let version = Int(try database.integer("PRAGMA user_version"))
-        try StoreMigration.requireKnown(version, path: database.path)
+        try StoreMigration.requireKnown(version, in: database)
         if version < StoreMigration.all.count {
             return (nil, lock, "it was written by an earlier version (schema version \(version); this version reads \(StoreMigration.all.count)) and must be upgraded first")
         }

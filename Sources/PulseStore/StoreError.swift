@@ -11,6 +11,9 @@ public enum StoreErrorKind: String, Sendable {
     case incompatibleStore
     /// The store's schema is newer than this version knows: a newer version wrote it.
     case newerStore
+    /// The store's database holds another program's tables: left as it is (a front end says
+    /// where a store goes).
+    case foreignDatabase
     /// There is no store where one was expected (a front end says how to create one).
     case missingStore
     /// Another import or export holds the store.

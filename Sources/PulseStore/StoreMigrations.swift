@@ -97,12 +97,26 @@ package struct StoreMigration: Sendable {
     private static let sleepStageBlocksBySession = #"CREATE INDEX "sleepStageBlocksBySession" ON "sleepStageBlocks" ("sessionId")"#
 
     /// - Throws: `StoreError.newerStore` for a store from a newer version.
-    package static func requireKnown(_ version: Int, path: String) throws {
+    package static func requireKnown(_ version: Int, in database: SQLiteDatabase) throws {
         if version > all.count {
             throw StoreError(
                 .newerStore,
-                "\(path) was written by a newer version (schema version \(version); this version knows up to \(all.count))"
+                "\(database.path) was written by a newer version (schema version \(version); this version knows up to \(all.count))"
             )
+        }
+        // Version 0 is a database no migration has touched: a new, empty one is ours to fill,
+        // but one that already holds tables belongs to another program, and migrating it
+        // would write our schema into someone else's file, even from a command that only reads.
+        if version == 0 {
+            let names = try database.prepare(#"SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' AND name <> 'schemaMigrations' ORDER BY name LIMIT 4"#)
+            var foreign: [String] = []
+            while try names.step() { foreign.append(names.text(at: 0)) }
+            if !foreign.isEmpty {
+                throw StoreError(
+                    .foreignDatabase,
+                    "\(database.path) is not a PulseLoop store: it holds tables of another program (\(foreign.prefix(3).joined(separator: ", "))\(foreign.count > 3 ? ", …" : "")) and no store schema version; it was left as it is"
+                )
+            }
         }
     }
 
@@ -129,7 +143,7 @@ package struct StoreMigration: Sendable {
     /// - Throws: `StoreError.newerStore` for a store from a newer version.
     package static func migrate(_ database: SQLiteDatabase, through count: Int = all.count, replay: Bool = false) throws {
         let version = Int(try database.integer("PRAGMA user_version"))
-        try requireKnown(version, path: database.path)
+        try requireKnown(version, in: database)
         guard version < count else { return }
         if version == 0 {
             try database.execute(#"CREATE TABLE IF NOT EXISTS "schemaMigrations" ("name" TEXT NOT NULL PRIMARY KEY, "appliedAt" INTEGER NOT NULL)"#)

@@ -4,6 +4,7 @@ import Testing
 @testable import PulseArchiveCLI
 @testable import PulseStore
 import PulseSystem
+import PulseSQLite
 @testable import PulseTestSupport
 @testable import PulseStoreTestSupport
 @testable import PulseVerify
@@ -66,9 +67,15 @@ struct ErrorAdviceTests {
         #expect(ErrorAdvice.message(imported, command: "import").hasSuffix(
             ": pass --replace to make it equal to the archive (after a safety backup) or --merge to add only what it lacks"))
 
-        let newer = try #require(refusal { try StoreMigration.requireKnown(StoreMigration.all.count + 1, path: "x/pulse.sqlite") })
+        let database = try SQLiteDatabase.unnamed()
+        let newer = try #require(refusal { try StoreMigration.requireKnown(StoreMigration.all.count + 1, in: database) })
         #expect(newer.kind == .newerStore && !newer.message.contains("pulse-archive"), "\(newer)")
         #expect(ErrorAdvice.message(newer, command: "export").hasSuffix("): update pulse-archive"))
+
+        try database.execute("CREATE TABLE notes (body TEXT)")
+        let foreign = try #require(refusal { try StoreMigration.requireKnown(0, in: database) })
+        #expect(foreign.kind == .foreignDatabase && foreign.message.contains("(notes)") && !foreign.message.contains("--"), "\(foreign)")
+        #expect(ErrorAdvice.message(foreign, command: "export").hasSuffix("; give --store the directory of a PulseLoop store, or a new directory"))
 
         let backfill = StoreError(.backfillFailed, "the archive was imported, but the readiness backfill failed: disk I/O error")
         #expect(ErrorAdvice.message(backfill, command: "import").hasSuffix("; run `pulse-archive readiness --backfill` to retry"))
