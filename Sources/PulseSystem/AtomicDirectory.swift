@@ -67,6 +67,14 @@ package final class AtomicDirectory {
                     throw SystemError(.alreadyExists, "\(target) is not empty: the folder must be new or an empty directory")
                 }
             }
+            // The commit renames over the empty directory, which the kernel refuses for `.`,
+            // `..` and a mount point (EBUSY): said now, before the work, not after it.
+            let last = target.split(separator: "/").last.map(String.init) ?? target
+            var parentInfo = stat()
+            let isMountPoint = lstat(AtomicFile.directory(of: target), &parentInfo) == 0 && parentInfo.st_dev != info.st_dev
+            if last == "." || last == ".." || isMountPoint {
+                throw SystemError(.alreadyExists, "\(target) is an empty directory, but \(isMountPoint ? "a mount point" : "'\(last)'"), which a folder cannot be renamed over (it appears complete or not at all): name a new folder inside it, such as \(target)/tables")
+            }
             return true
         default:
             throw SystemError(.alreadyExists, "\(target) already exists and is not a directory: the folder must be new or an empty directory")

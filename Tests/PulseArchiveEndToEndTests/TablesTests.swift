@@ -194,6 +194,10 @@ struct TablesTests {
         #expect(try String(contentsOfFile: dir.file("full/x"), encoding: .utf8) == "keep\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("empty")).isEmpty)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir.file("link")) == "empty")
+        // `.` (or a mount point) is empty but cannot be renamed over: refused before the work.
+        let dot = try Self.sh("cd empty && \"$PA\" tables \(Repository.sampleFormat1) -o .", in: dir, expectingSuccess: false)
+        #expect(dot.exitCode == 1 && dot.stderr.contains("name a new folder inside it") && !dot.stderr.contains("busy"), "\(dot.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("empty")).isEmpty)
         let unknown = try Self.sh("\"$PA\" tables \(Repository.sampleFormat1) -o new --table measurement", in: dir, expectingSuccess: false)
         #expect(unknown.exitCode == 64 && unknown.stderr.contains("'measurement'") && unknown.stderr.contains("measurements, batterySamples"))
         #expect(unknown.stderr.contains("Usage: pulse-archive tables"))
