@@ -17,7 +17,7 @@ struct ExportCommand: Subcommand {
         discussion: "Writes one gzip-compressed archive (or, with --compression none, the plain JSON it inflates to), atomically: the file appears complete or not at all, and an existing file is never overwritten. Prints the path.",
         options: [
             .store,
-            .value("--output", "-o", valueName: "file", help: "Where to write: a new file; a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz (.json with --compression none) in (-2, -3 … past every backup of that minute there; default: here); or - for standard output. A name ending .age needs --recipient, --recipients-file or --passphrase, and an encrypted export's name must end .age; a gzip export's name ends .gz (before any .age), a plain one's does not."),
+            .value("--output", "-o", valueName: "file", help: "Where to write: a new file; a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz (.json with --compression none) in (-2, -3 … past every backup of that minute there; default: here); or - for standard output. A name ending .age needs --recipient, --recipients-file or --passphrase, and an encrypted export's name must end .age; a gzip export's name ends .gz, a plain one's does not (before .age: .gz.age or .json.age, or a bare .age, which says neither)."),
             .value("--compression", valueName: "gzip|none", help: "gzip (default), or none for the plain JSON the gzip archive inflates to: the stream to give restic, borg or kopia, which deduplicate and compress it themselves (docs/backups.md)."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
             .recipient, .recipientsFile, .passphrase, .passphraseFile,
@@ -121,7 +121,11 @@ struct ExportCommand: Subcommand {
         if saysGzip, !compressed {
             throw UsageError(message: "'-o \(path)' ends in .gz, which promises a gzip archive, but --compression none writes plain JSON: name it \(inner.dropLast(3))\(age), or drop --compression none")
         }
-        if !saysGzip, compressed {
+        // Inside an age file the compression is invisible to gunzip and backup tools alike, so
+        // a bare `x.age` (the name scripts used before `--compression` existed) promises
+        // nothing about it; only `x.json.age` claims the plain stream.
+        let claimsPlain = !saysAge || inner.lowercased().hasSuffix(".json")
+        if !saysGzip, compressed, claimsPlain {
             throw UsageError(message: "'-o \(path)' is to hold a gzip archive, but its name does not end in .gz: name it \(inner).gz\(age) (gunzip, prune and people go by the name), or give --compression none for plain JSON")
         }
     }

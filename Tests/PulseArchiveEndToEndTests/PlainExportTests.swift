@@ -100,6 +100,10 @@ struct PlainExportTests {
             #expect(result.stderr.hasPrefix("Error: ") && result.stderr.contains(message) && result.stderr.contains("Usage:"), "\(arguments): \(result.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: f.dir.path).sorted() == ["gzip.json.gz", "store"])
+        // A bare `.age` says nothing of the compression inside: both forms take it, as before
+        // `--compression` existed.
+        try Self.sh("\"$PA\" export --store store -o bare-gzip.age -r \(key) -q && \"$PA\" export --store store --compression none -o bare-plain.age -r \(key) -q", in: f.dir)
+        #expect(FileManager.default.fileExists(atPath: f.dir.file("bare-gzip.age")) && FileManager.default.fileExists(atPath: f.dir.file("bare-plain.age")))
         // Encrypted plain JSON is `….json.age`: age -d gives the plain export, and our readers open it.
         try Self.sh("\"$PA\" keygen -o key.txt >/dev/null 2>&1 && \"$PA\" export --store store --compression none -o plain.json -q", in: f.dir, environment: Self.epoch)
         let recipient = try Self.sh("\"$PA\" keygen -y key.txt", in: f.dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
