@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "fuzz-readiness", targets: ["fuzz-readiness"]),
         .executable(name: "fuzz-closure-pipeline", targets: ["fuzz-closure-pipeline"]),
         .executable(name: "fuzz-age-decryptor", targets: ["fuzz-age-decryptor"]),
+        .executable(name: "fuzz-gadgetbridge-reader", targets: ["fuzz-gadgetbridge-reader"]),
     ],
     targets: [
         // C libraries at the edge: module maps only.
@@ -37,6 +38,12 @@ let package = Package(
             name: "CCrypto",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        // libzip: reads Gadgetbridge's backup ZIP (PulseGadgetbridge's ZipArchive owns its handles).
+        .systemLibrary(
+            name: "CZip",
+            pkgConfig: "libzip",
+            providers: [.apt(["libzip-dev"]), .brew(["libzip"])]
         ),
         // Message digests through libcrypto (SHA-1 for name-based UUIDs and fingerprints, SHA-256):
         // general hashing, apart from the age format.
@@ -70,8 +77,11 @@ let package = Package(
         // A directory of backups: the names of the scheme, the retention policy of `prune`,
         // the check of the newest archive, the removal of exact entries. No store.
         .target(name: "PulseBackups", dependencies: ["PulseSystem", "PulseArchive", "PulseAge"]),
+        // A Gadgetbridge history (its SQLite database, or the backup ZIP holding it) read and
+        // mapped onto the archive's rows (docs/gadgetbridge.md). No store.
+        .target(name: "PulseGadgetbridge", dependencies: ["CZip", "PulseSystem", "PulseArchive", "PulseSQLite"]),
         // Argument parsing, commands, progress and reports.
-        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups", "PulseAge"]),
+        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups", "PulseAge", "PulseGadgetbridge"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
         // Writes the golden files in Archives/ once; refuses to overwrite them.
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
@@ -84,6 +94,7 @@ let package = Package(
         .executableTarget(name: "fuzz-readiness", dependencies: ["Readiness", "ReadinessChart"], path: "Tests/Fuzz/readiness"),
         .executableTarget(name: "fuzz-closure-pipeline", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseStore", "PulseVerify"], path: "Tests/Fuzz/closure-pipeline"),
         .executableTarget(name: "fuzz-age-decryptor", dependencies: ["PulseSystem", "PulseAge"], path: "Tests/Fuzz/age-decryptor"),
+        .executableTarget(name: "fuzz-gadgetbridge-reader", dependencies: ["PulseSystem", "PulseArchive", "PulseGadgetbridge"], path: "Tests/Fuzz/gadgetbridge-reader"),
         // Tests (docs/testing.md). Unit tests: one target per module, linking that module, its
         // dependencies and the support below. Support: regular targets under Tests/, which the test
         // targets import with @testable (their declarations stay internal).
@@ -102,7 +113,8 @@ let package = Package(
         .testTarget(
             name: "PulseArchiveEndToEndTests",
             dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify",
-                           "PulseDemo", "PulseBackups", "PulseArchiveCLI", "PulseAge", "PulseDigest", "PulseSQLite", "PulseTestSupport", "PulseStoreTestSupport"]
+                           "PulseDemo", "PulseBackups", "PulseArchiveCLI", "PulseAge", "PulseDigest", "PulseSQLite", "PulseTestSupport", "PulseStoreTestSupport",
+                           "PulseGadgetbridge"]
         ),
     ],
     swiftLanguageModes: [.v6]
