@@ -157,3 +157,47 @@ public enum ColmiTable: String, CaseIterable, Sendable {
     /// `TIMESTAMP` in seconds (activity) or milliseconds (every other table, §2.5).
     var millisecondsPerUnit: Int64 { self == .activity ? 1000 : 1 }
 }
+
+/// How many rows of the Colmi rings a table holds, and their first and last instant.
+public struct ColmiTableExtent: Sendable, Equatable {
+    public var rows = 0
+    /// Milliseconds since 1970; nil when the table holds no row.
+    public var first: Int64?
+    public var last: Int64?
+}
+
+extension GadgetbridgeDatabase {
+    /// Every one of the nine tables (a missing one empty), over the Colmi rings' rows: what
+    /// `inspect` shows.
+    public func tableExtents() throws -> [ColmiTable: ColmiTableExtent] {
+        let rings = rings.map { String($0.id) }.joined(separator: ", ")
+        return try reading {
+            var extents: [ColmiTable: ColmiTableExtent] = [:]
+            for table in ColmiTable.allCases {
+                var extent = ColmiTableExtent()
+                if presentTables.contains(table) {
+                    let unit = table.millisecondsPerUnit
+                    let statement = try database.prepare("SELECT count(*), min(\"TIMESTAMP\") * \(unit), max(\"TIMESTAMP\") * \(unit) FROM \"\(table.rawValue)\" "
+                        + "WHERE \"DEVICE_ID\" IN (\(rings)) AND typeof(\"TIMESTAMP\") = 'integer'")
+                    _ = try statement.step()
+                    extent.first = statement.isNull(at: 1) ? nil : statement.int64(at: 1)
+                    extent.last = statement.isNull(at: 2) ? nil : statement.int64(at: 2)
+                    let all = try database.prepare("SELECT count(*) FROM \"\(table.rawValue)\" WHERE \"DEVICE_ID\" IN (\(rings))")
+                    _ = try all.step()
+                    extent.rows = Int(all.int64(at: 0))
+                }
+                extents[table] = extent
+            }
+            return extents
+        }
+    }
+
+    /// Runs `body`, an SQLite error turned into the refusal of a damaged database.
+    func reading<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError {
+            throw GadgetbridgeError(.damaged, "\(name) cannot be read as a database: \(error.message)")
+        }
+    }
+}

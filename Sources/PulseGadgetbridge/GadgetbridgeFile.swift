@@ -40,7 +40,7 @@ public enum GadgetbridgeFile {
         case .database:
             let size = try SystemFile.openForReading(path).size()
             guard size <= limits.maxUncompressedBytes else {
-                throw ArchiveError(.limitExceeded, "\(path) holds \(size) bytes, more than the limit of \(limits.maxUncompressedBytes); --max-size raises it",
+                throw ArchiveError(.limitExceeded, "\(path) holds \(size) bytes, more than the limit of \(limits.maxUncompressedBytes)",
                                    limit: .uncompressedBytes)
             }
             return try GadgetbridgeDatabase(path: path, shownAs: path, form: .database, bytes: (size, size), extracted: nil)

@@ -22,6 +22,7 @@ public struct GadgetbridgeMapping: Sendable {
     public var sleepRows: [String: (sessions: Int, stages: Int)] = [:]
     /// Device id (§3.4) of each Colmi ring, by its `DEVICE._id`.
     public var deviceIDs: [Int64: String] = [:]
+    public init() {}
 }
 
 /// Reads the Colmi tables of a checked database and maps them onto the archive's rows
@@ -51,43 +52,43 @@ public struct GadgetbridgeMapper {
 
     /// Delivers every mapped row to `visitor`, one table after another.
     public func map<V: ArchiveVisitor>(into visitor: inout V) throws -> GadgetbridgeMapping {
+        try database.reading { try mapRows(into: &visitor) }
+    }
+
+    private func mapRows<V: ArchiveVisitor>(into visitor: inout V) throws -> GadgetbridgeMapping {
         var mapping = GadgetbridgeMapping()
-        do {
-            try emit(.devices, database.rings.map(deviceRow), into: &visitor)
-            for ring in database.rings { mapping.deviceIDs[ring.id] = Self.id("gadgetbridge/device/\(ring.mac)") }
-            try visitor.beginTable(.measurements)
-            var index = 0
-            for kind in MeasurementKind.all where database.presentTables.contains(kind.table) {
-                for ring in database.rings {
-                    try measurements(kind, of: ring, index: &index, counts: &mapping.tables[kind.table]!, into: &visitor)
-                }
-            }
-            try visitor.endTable(.measurements, rowCount: index)
-            var sessions: [ArchiveRow] = []
-            var blocks: [ArchiveRow] = []
+        try emit(.devices, database.rings.map(deviceRow), into: &visitor)
+        for ring in database.rings { mapping.deviceIDs[ring.id] = Self.id("gadgetbridge/device/\(ring.mac)") }
+        try visitor.beginTable(.measurements)
+        var index = 0
+        for kind in MeasurementKind.all where database.presentTables.contains(kind.table) {
             for ring in database.rings {
-                try sleep(of: ring, sessions: &sessions, blocks: &blocks, mapping: &mapping)
+                try measurements(kind, of: ring, index: &index, counts: &mapping.tables[kind.table]!, into: &visitor)
             }
-            try emit(.sleepSessions, sessions, into: &visitor)
-            try emit(.sleepStageBlocks, blocks, into: &visitor)
-            var buckets: [ArchiveRow] = []
-            var dailies: [String: (date: Int64, steps: Int64, distance: Double)] = [:]
-            var taken: Set<Int64> = []
-            for ring in database.rings where database.presentTables.contains(.activity) {
-                try activity(of: ring, taken: &taken, buckets: &buckets, dailies: &dailies, counts: &mapping.tables[.activity]!)
+        }
+        try visitor.endTable(.measurements, rowCount: index)
+        var sessions: [ArchiveRow] = []
+        var blocks: [ArchiveRow] = []
+        for ring in database.rings {
+            try sleep(of: ring, sessions: &sessions, blocks: &blocks, mapping: &mapping)
+        }
+        try emit(.sleepSessions, sessions, into: &visitor)
+        try emit(.sleepStageBlocks, blocks, into: &visitor)
+        var buckets: [ArchiveRow] = []
+        var dailies: [String: (date: Int64, steps: Int64, distance: Double)] = [:]
+        var taken: Set<Int64> = []
+        for ring in database.rings where database.presentTables.contains(.activity) {
+            try activity(of: ring, taken: &taken, buckets: &buckets, dailies: &dailies, counts: &mapping.tables[.activity]!)
+        }
+        try emit(.activityBucketSamples, buckets, into: &visitor)
+        try emit(.activityDailies, dailies.sorted { $0.value.date < $1.value.date }.map { day, sums in dailyRow(day: day, date: sums.date, steps: sums.steps, distance: sums.distance) },
+                 into: &visitor)
+        if database.presentTables.contains(.hrvSummary) {
+            for ring in database.rings {
+                let rows = Int(try count(.hrvSummary, of: ring))
+                mapping.tables[.hrvSummary]!.read += rows
+                mapping.tables[.hrvSummary]!.unmapped += rows
             }
-            try emit(.activityBucketSamples, buckets, into: &visitor)
-            try emit(.activityDailies, dailies.sorted { $0.value.date < $1.value.date }.map { day, sums in dailyRow(day: day, date: sums.date, steps: sums.steps, distance: sums.distance) },
-                     into: &visitor)
-            if database.presentTables.contains(.hrvSummary) {
-                for ring in database.rings {
-                    let rows = Int(try count(.hrvSummary, of: ring))
-                    mapping.tables[.hrvSummary]!.read += rows
-                    mapping.tables[.hrvSummary]!.unmapped += rows
-                }
-            }
-        } catch let error as SQLiteError {
-            throw GadgetbridgeError(.damaged, "\(database.name) cannot be read as a database: \(error.message)")
         }
         return mapping
     }

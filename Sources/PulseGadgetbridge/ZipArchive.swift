@@ -80,7 +80,7 @@ final class ZipArchive {
             try checkSize(total, name: name, limits: limits)
             if limits.exceedsInflateRatio(content: total, compressed: entry.compressedSize, ratio: limits.maxInflateRatio, grace: limits.inflateRatioGrace) {
                 throw ArchiveError(.limitExceeded, "\(path): the entry \(name) inflates more than \(Int(limits.maxInflateRatio)) times its compressed size "
-                    + "(a ZIP bomb?); --max-inflate-ratio raises the limit", limit: .inflateRatio)
+                    + "(a ZIP bomb?)", limit: .inflateRatio)
             }
             try buffer.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<Int(count)])) }
         }
@@ -89,7 +89,7 @@ final class ZipArchive {
 
     private func checkSize(_ size: Int64, name: String, limits: ArchiveLimits) throws {
         guard size <= limits.maxUncompressedBytes else {
-            throw ArchiveError(.limitExceeded, "\(path): the entry \(name) holds more than the limit of \(limits.maxUncompressedBytes) bytes; --max-size raises it",
+            throw ArchiveError(.limitExceeded, "\(path): the entry \(name) holds more than the limit of \(limits.maxUncompressedBytes) bytes",
                                limit: .uncompressedBytes)
         }
     }
