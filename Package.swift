@@ -101,12 +101,14 @@ let package = Package(
         .target(name: "PulseTestSupport", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments"], path: "Tests/PulseTestSupport"),
         .target(name: "PulseStoreTestSupport", dependencies: ["PulseTestSupport", "PulseSystem", "PulseArchive", "PulseSQLite", "PulseStore", "PulseDemo"],
                 path: "Tests/PulseStoreTestSupport"),
+        .target(name: "GadgetbridgeTestSupport", dependencies: ["CZip", "PulseSQLite"], path: "Tests/GadgetbridgeTestSupport"),
         .testTarget(name: "ReadinessTests", dependencies: ["Readiness"]),
         .testTarget(name: "PulseAgeTests", dependencies: ["PulseAge", "PulseDigest", "PulseSystem", "CZlib"]),
         .testTarget(name: "PulseArchiveTests", dependencies: ["PulseArchive", "PulseSystem", "PulseTestSupport"]),
         .testTarget(name: "PulseDocumentsTests", dependencies: ["PulseDocuments", "PulseArchive", "PulseDemo", "PulseTestSupport"]),
         .testTarget(name: "PulseSQLiteTests", dependencies: ["PulseSQLite", "PulseSystem"]),
         .testTarget(name: "PulseStoreTests", dependencies: ["PulseStore", "PulseArchive", "PulseSQLite", "PulseSystem", "Readiness", "PulseTestSupport", "PulseStoreTestSupport"]),
+        .testTarget(name: "PulseGadgetbridgeTests", dependencies: ["PulseGadgetbridge", "PulseArchive", "PulseSQLite", "PulseSystem", "GadgetbridgeTestSupport", "PulseTestSupport"]),
         .testTarget(name: "PulseVerifyTests", dependencies: ["PulseVerify", "PulseStore", "PulseSQLite", "PulseArchive", "PulseTestSupport"]),
         // The binary-driven tests: they run an optimized `pulse-archive` (docs/testing.md), and
         // check the store and archives it leaves with the modules themselves.
@@ -114,7 +116,7 @@ let package = Package(
             name: "PulseArchiveEndToEndTests",
             dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify",
                            "PulseDemo", "PulseBackups", "PulseArchiveCLI", "PulseAge", "PulseDigest", "PulseSQLite", "PulseTestSupport", "PulseStoreTestSupport",
-                           "PulseGadgetbridge"]
+                           "PulseGadgetbridge", "GadgetbridgeTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]
