@@ -34,7 +34,7 @@ public final class GadgetbridgeDatabase {
             var problems: [String] = []
             while try check.step() { problems.append(check.text(at: 0)) }
             guard problems == ["ok"] else {
-                throw GadgetbridgeError(.damaged, "\(name) is a damaged database: quick_check says \(problems.prefix(3).joined(separator: "; "))")
+                throw GadgetbridgeError(.damaged, "\(name) is damaged: SQLite's quick_check says \(problems.prefix(3).joined(separator: "; "))")
             }
             schemaVersion = try database.integer("PRAGMA user_version")
             let tables = try Self.tableNames(database)
@@ -51,7 +51,7 @@ public final class GadgetbridgeDatabase {
             }
             devices = try Self.readDevices(database, sampleTables: tables.filter { $0.hasSuffix("SAMPLE") })
         } catch let error as SQLiteError {
-            throw GadgetbridgeError(.damaged, "\(name) cannot be read as a database: \(error.message)")
+            throw GadgetbridgeError(.damaged, "\(name) is damaged or not a database: \(error.message)")
         }
         guard devices.contains(where: \.isColmiRing) else {
             let found = devices.isEmpty ? "none" : devices.map { "\($0.name) (\($0.typeName))" }.joined(separator: ", ")
@@ -197,7 +197,7 @@ extension GadgetbridgeDatabase {
         do {
             return try body()
         } catch let error as SQLiteError {
-            throw GadgetbridgeError(.damaged, "\(name) cannot be read as a database: \(error.message)")
+            throw GadgetbridgeError(.damaged, "\(name) is damaged: \(error.message)")
         }
     }
 }
