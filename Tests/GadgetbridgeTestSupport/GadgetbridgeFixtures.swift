@@ -113,6 +113,8 @@ enum GadgetbridgeFixtures {
             }
         }
         try database.execute("COMMIT")
+        // As Android 9 and later leave it: WAL mode in the header, no -wal file beside it.
+        try database.execute("PRAGMA journal_mode = WAL")
         database.close()
     }
 
