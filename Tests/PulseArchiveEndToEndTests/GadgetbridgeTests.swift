@@ -106,6 +106,20 @@ import PulseSQLite
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
     }
 
+    @Test("--replace into a store with data: a safety backup first, then the store an import into an empty store gives")
+    func replace() throws {
+        let dir = TemporaryDirectory()
+        let file = try Self.history(dir, "Gadgetbridge", .init(days: 2))
+        let store = dir.file("store")
+        try StoreFixtures.demoStore(store, days: 3)
+        let json = try Self.importJSON([file, "--store", store, "--replace", "--no-backfill"])
+        #expect(json["mode"] as? String == "replace")
+        let backup = try #require(json["safetyBackup"] as? String)
+        #expect(FileManager.default.fileExists(atPath: backup))
+        _ = try Self.importJSON([file, "--store", dir.file("fresh"), "--no-backfill"])
+        #expect(try StoreSnapshot(store: store).sameContent(as: StoreSnapshot(store: dir.file("fresh"))))
+    }
+
     @Test("a later export imported with --merge adds only the new days")
     func laterExport() throws {
         let dir = TemporaryDirectory()
