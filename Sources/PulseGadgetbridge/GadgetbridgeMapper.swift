@@ -48,7 +48,9 @@ public struct GadgetbridgeMapper {
         self.now = now
     }
 
-    public static func id(_ name: String) -> String { NameBasedUUID.make(namespace: namespace, name: name) }
+    private static let namespaceBytes = NameBasedUUID.bytes(ofCanonical: namespace)
+
+    public static func id(_ name: String) -> String { NameBasedUUID.make(namespaceBytes: namespaceBytes, name: name) }
 
     /// Delivers every mapped row to `visitor`, one table after another.
     public func map<V: ArchiveVisitor>(into visitor: inout V) throws -> GadgetbridgeMapping {
@@ -303,6 +305,7 @@ public struct GadgetbridgeMapper {
     private func activity(of ring: GadgetbridgeDevice, taken: inout Set<Int64>, buckets: inout [ArchiveRow],
                           dailies: inout [String: (date: Int64, steps: Int64, distance: Double)], counts: inout ColmiTableCounts) throws {
         let statement = try rows(.activity, of: ring, [Self.integer("STEPS"), Self.number("DISTANCE")])
+        var day = LocalDay(start: 0, end: 0, text: "")
         while try statement.step() {
             counts.read += 1
             let steps = statement.int64(at: 1), distance = statement.double(at: 2)
@@ -312,23 +315,32 @@ public struct GadgetbridgeMapper {
             }
             let instant = statement.int64(at: 0)
             guard taken.insert(instant / 1000).inserted else { counts.duplicate += 1; continue }
-            let (date, day) = localDate(instant)
+            // Rows come in time order: one calendar computation per day, not per row.
+            if instant < day.start || instant >= day.end { day = localDay(instant) }
             buckets.append(ArchiveRow(values: [
-                .int(instant / 1000), .date(date), .date(instant), .int(steps), .double(distance), .string("ring_history"), .date(now),
+                .int(instant / 1000), .date(day.start), .date(instant), .int(steps), .double(distance), .string("ring_history"), .date(now),
             ]))
-            dailies[day, default: (date, 0, 0)].steps += steps
-            dailies[day]!.distance += distance
+            dailies[day.text, default: (day.start, 0, 0)].steps += steps
+            dailies[day.text]!.distance += distance
             counts.imported += 1
         }
     }
 
-    /// Local midnight and `yyyy-MM-dd` of an instant.
-    private func localDate(_ milliseconds: Int64) -> (Int64, String) {
+    /// A local day: [start, end) in milliseconds, and its `yyyy-MM-dd`.
+    private struct LocalDay {
+        let start: Int64
+        let end: Int64
+        let text: String
+    }
+
+    /// The local day of an instant.
+    private func localDay(_ milliseconds: Int64) -> LocalDay {
         let instant = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
         let parts = calendar.dateComponents([.year, .month, .day], from: instant)
         let midnight = calendar.startOfDay(for: instant)
-        let text = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
-        return (Int64((midnight.timeIntervalSince1970 * 1000).rounded()), text)
+        let next = calendar.date(byAdding: .day, value: 1, to: midnight).map { calendar.startOfDay(for: $0) } ?? midnight.addingTimeInterval(86_400)
+        return LocalDay(start: Int64((midnight.timeIntervalSince1970 * 1000).rounded()), end: Int64((next.timeIntervalSince1970 * 1000).rounded()),
+                        text: String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!))
     }
 
     private func dailyRow(day: String, date: Int64, steps: Int64, distance: Double) -> ArchiveRow {
