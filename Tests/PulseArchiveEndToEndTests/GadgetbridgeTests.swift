@@ -120,6 +120,32 @@ import PulseSQLite
         #expect(try StoreSnapshot(store: store).sameContent(as: StoreSnapshot(store: dir.file("fresh"))))
     }
 
+    @Test("a Gadgetbridge file on standard input (a pipe) is refused, exit 1, saying to give its path")
+    func standardInput() throws {
+        let dir = TemporaryDirectory()
+        let file = try Self.history(dir, "Gadgetbridge", .init(days: 1))
+        let process = CLI.process(["-c", "cat '\(file)' | exec '\(CLI.executable)' import - --store '\(dir.file("store"))'"])
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        let result = try CLI.collect(process)
+        #expect(result.exitCode == 1 && result.stderr.contains("a Gadgetbridge file is read from its path"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("store")))
+    }
+
+    @Test("the app's own row for the ring (its MAC, in another case) stops the device row; the readings still come")
+    func appsOwnDevice() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("store")
+        try StoreFixtures.demoStore(store, days: 2)
+        let database = try SQLiteDatabase(path: store + "/pulse.sqlite", create: false)
+        try database.execute(#"UPDATE "devices" SET "bleAddressHint" = 'f0:a1:b2:c3:d4:e5'"#)
+        database.close()
+        let json = try Self.importJSON([try Self.history(dir, "Gadgetbridge", .init(days: 1, start: GadgetbridgeFixtures.march1 - 30 * 86_400_000)),
+                                        "--store", store, "--merge", "--no-backfill"])
+        let device = try #require(((json["gadgetbridge"] as? [String: Any])?["devices"] as? [[String: Any]])?.first)
+        #expect(device["status"] as? String == "imported" && device["created"] as? Bool == false)
+        #expect((json["inserted"] as? [String: Int])?["devices"] == 0 && ((json["inserted"] as? [String: Int])?["measurements"] ?? 0) > 0)
+    }
+
     @Test("a later export imported with --merge adds only the new days")
     func laterExport() throws {
         let dir = TemporaryDirectory()

@@ -93,6 +93,39 @@ import PulseSQLite
         #expect(try Self.mapped(dir.file("stored.zip")).1 == plain)
     }
 
+    @Test("the rings: COLMI_Rnn and YAWELL_Rnn, not Colmi's watches nor anything else")
+    func ringTypes() {
+        func ring(_ type: String) -> Bool { GadgetbridgeDevice(id: 1, name: "", identifier: "", typeName: type, alias: nil, rows: 0).isColmiRing }
+        #expect(["COLMI_R02", "COLMI_R12", "YAWELL_R11"].allSatisfy(ring))
+        #expect(!["COLMI_V72", "COLMI_P76", "COLMI_R", "COLMI_R02X", "colmi_r02", "MIBAND", "YAWELL_", ""].contains(where: ring))
+    }
+
+    @Test("a reading off the minute grid is a live one; the overlap rule's whole minutes are the history's")
+    func liveHeartRate() throws {
+        let dir = TemporaryDirectory()
+        try GadgetbridgeFixtures.write(.init(days: 1, otherDevice: false, invalidRows: false), to: dir.file("Gadgetbridge"))
+        let database = try SQLiteDatabase(path: dir.file("Gadgetbridge"), create: false)
+        try database.execute(#"INSERT INTO "COLMI_HEART_RATE_SAMPLE" VALUES (\#(GadgetbridgeFixtures.march1 + 61_234), 1, 1, 88)"#)
+        database.close()
+        let (_, rows) = try Self.mapped(dir.file("Gadgetbridge"))
+        let live = (rows["measurements"] ?? []).filter { $0[5] == .string("live") }
+        #expect(live.count == 1 && live.first?[4] == .date(GadgetbridgeFixtures.march1 + 61_234) && live.first?[2] == .double(88))
+    }
+
+    @Test("a database entry whose bytes fail its CRC is refused as damaged")
+    func crc() throws {
+        let dir = TemporaryDirectory()
+        try GadgetbridgeFixtures.write(.init(days: 1), to: dir.file("Gadgetbridge"))
+        try GadgetbridgeFixtures.zip(database: dir.file("Gadgetbridge"), to: dir.file("stored.zip"), stored: true)
+        var bytes = try #require(FileManager.default.contents(atPath: dir.file("stored.zip")))
+        // The stored database starts after the first entry; flip a byte well inside it.
+        let header = try #require(bytes.range(of: Data("database/Gadgetbridge".utf8)))
+        bytes[header.upperBound + 5000] ^= 0xFF
+        dir.write("flipped.zip", bytes)
+        let refusal = Self.refusal(dir.file("flipped.zip"))
+        #expect(refusal?.0 == "damaged" && refusal?.1.contains("CRC") == true, "\(String(describing: refusal))")
+    }
+
     /// The refusal `path` gets, as its kind and message.
     static func refusal(_ path: String, limits: ArchiveLimits = .standard) -> (String, String)? {
         do {
