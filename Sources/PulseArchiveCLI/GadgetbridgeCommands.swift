@@ -116,15 +116,6 @@ enum GadgetbridgeCommands {
         return 0
     }
 
-    /// Refuses a Gadgetbridge file where only PulseLoop archives are read (`verify`, `diff`):
-    /// otherwise the archive reader would call it "neither gzip nor a JSON object".
-    static func refuse(_ path: String, command: String) throws {
-        guard path != "-", let form = GadgetbridgeFile.form(of: path) else { return }
-        let what = form == .database ? "an SQLite database (a Gadgetbridge export?)" : "a ZIP file (a Gadgetbridge backup?)"
-        throw GadgetbridgeError(.notAnArchive, "\(path) is \(what): \(command) checks PulseLoop archives only; "
-            + "pulse-archive inspect shows what a Gadgetbridge file holds, and import brings it into the store")
-    }
-
     private static func iso(_ milliseconds: Int64) -> String {
         (try? ArchiveDate.format(milliseconds)) ?? String(milliseconds)
     }

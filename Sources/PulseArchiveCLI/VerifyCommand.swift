@@ -38,7 +38,6 @@ struct VerifyCommand: Subcommand {
     }
 
     func run() throws -> Int32 {
-        try GadgetbridgeCommands.refuse(file, command: "verify")
         if let store { console.announceUpgrade(of: store, quiet: quiet) }
         let progress = ProgressLine("Verifying", console: console, quiet: quiet)
         defer { progress.finish() }

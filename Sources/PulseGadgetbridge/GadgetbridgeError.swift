@@ -13,8 +13,6 @@ public enum GadgetbridgeErrorKind: String, Sendable {
     case notGadgetbridge
     /// A table we read lacks a column we need (a schema the specification does not know).
     case missingColumn
-    /// A Gadgetbridge file given to a command that checks PulseLoop archives only (`verify`, `diff`).
-    case notAnArchive
     /// An encrypted entry, or one neither stored nor deflated.
     case unsupported
 }
