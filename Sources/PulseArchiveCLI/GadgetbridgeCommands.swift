@@ -12,14 +12,16 @@ enum GadgetbridgeCommands {
     static func importHistory(_ command: ImportCommand, form: GadgetbridgeFile.Form) throws -> Int32 {
         let console = command.console
         let database = try GadgetbridgeFile.open(command.file, limits: command.limits)
-        let now = try ArgumentValues.exportTime(environment: console.environment)
-        let mapper = GadgetbridgeMapper(database, timeZone: command.zone, now: now)
+        // The rows' one `now` follows SOURCE_DATE_EPOCH, as an export's time does (two imports
+        // of one file compare row for row); the backfill's today and the backup's name do not.
+        let stamp = try ArgumentValues.exportTime(environment: console.environment)
+        let mapper = GadgetbridgeMapper(database, timeZone: command.zone, now: stamp)
         let scoring = ProgressLine("Scoring readiness", unit: "days", console: console, quiet: command.quiet)
         defer { scoring.finish() }
         var mapping = GadgetbridgeMapping()
         let (result, overlap) = try PulseStore.importRingHistory(storeDirectory: command.store, options: ImportOptions(
-            mode: command.mode, appVersion: "pulse-archive \(PulseArchiveCommand.version)", now: now,
-            limits: command.limits, backfill: command.backfill, backfillProgress: scoring.update)) { visitor in
+            mode: command.mode, appVersion: "pulse-archive \(PulseArchiveCommand.version)", now: ArgumentValues.nowMillis(),
+            limits: command.limits, backfill: command.backfill, backfillProgress: scoring.update), stamp: stamp) { visitor in
             mapping = try mapper.map(into: &visitor)
         }
         scoring.finish()

@@ -25,8 +25,10 @@ extension PulseStore {
     /// as an archive. With `--merge`, rows the store already holds from the ring are dropped
     /// first (the overlap rule), and the daily activity totals of the days that got buckets are
     /// completed: the one change to rows that existed.
+    /// - Parameter stamp: the rows' `now` (milliseconds), which the completed daily totals get
+    ///   too; `options.now` is the clock's, for the safety backup and the backfill.
     /// - Parameter deliver: delivers the rows to the staging visitor, table by table.
-    public static func importRingHistory(storeDirectory: String, options: ImportOptions,
+    public static func importRingHistory(storeDirectory: String, options: ImportOptions, stamp: Int64,
                                          deliver: (inout any ArchiveVisitor) throws -> Void) throws -> (ImportResult, RingHistoryOverlap) {
         var overlap = RingHistoryOverlap()
         let result = try importing(into: storeDirectory, options: options) { store, didCommit in
@@ -43,7 +45,7 @@ extension PulseStore {
             let mode = options.mode ?? .replace
             var backupPath: String?
             let merging = !wasEmpty && mode == .merge
-            if merging { overlap = try store.dropOverlap(staging, now: options.now) }
+            if merging { overlap = try store.dropOverlap(staging) }
             overlap.keptSessions = try staging.strings(#"SELECT "id" FROM "sleepSessions""#)
             overlap.keptDevices = try staging.strings(#"SELECT "id" FROM "devices""#)
             var summary = ArchiveSummary()
@@ -52,7 +54,7 @@ extension PulseStore {
                                                  backfillFollows: options.backfill != nil, beforeCommit: {
                 if mode == .replace && !wasEmpty { backupPath = try store.writeSafetyBackup(options: options) }
             }, inTransaction: {
-                if merging { try store.applyDailyUpdates(now: options.now) }
+                if merging { try store.applyDailyUpdates(now: stamp) }
             }, didCommit: didCommit)
             return ImportResult(mode: wasEmpty ? "new" : mode.rawValue, summary: summary, tables: try store.allCounts(),
                                 inserted: inserted, safetyBackupPath: backupPath, warnings: [], readiness: nil)
@@ -62,7 +64,7 @@ extension PulseStore {
 
     /// Deletes from staging what the store already holds (§3.8), and records in staging's
     /// `dailyUpdates` the existing daily totals the new buckets complete (§3.7).
-    private func dropOverlap(_ staging: StagingArea, now: Int64) throws -> RingHistoryOverlap {
+    private func dropOverlap(_ staging: StagingArea) throws -> RingHistoryOverlap {
         var overlap = RingHistoryOverlap()
         try database.attach(staging.databasePath, as: "staging")
         defer { try? database.execute("DETACH DATABASE staging") }
