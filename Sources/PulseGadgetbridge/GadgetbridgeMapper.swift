@@ -1,6 +1,7 @@
 import Foundation
 import PulseArchive
 import PulseSQLite
+import PulseSystem
 
 /// Rows of one COLMI table, as the report counts them (§3.9): read = imported + duplicate +
 /// invalid + unmapped.
@@ -111,6 +112,8 @@ public struct GadgetbridgeMapper {
     /// A statement over one ring's rows of `table` in `TIMESTAMP` order: column 0 the
     /// timestamp when it is an integer in range (in milliseconds), else NULL; then `columns`.
     private func rows(_ table: ColmiTable, of ring: GadgetbridgeDevice, _ columns: [String]) throws -> SQLiteStatement {
+        // Where the kill tests stop an import that is reading (docs/testing.md, "Kill points").
+        TestPausePoint.reached("gadgetbridge.table")
         let unit = table.millisecondsPerUnit
         let time = "CASE WHEN typeof(\"TIMESTAMP\") = 'integer' AND \"TIMESTAMP\" >= \(Self.earliest / unit) AND \"TIMESTAMP\" < \(Self.latest / unit) "
             + "THEN \"TIMESTAMP\" * \(unit) END"

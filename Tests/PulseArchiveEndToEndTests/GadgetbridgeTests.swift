@@ -285,7 +285,7 @@ import PulseSQLite
         }
     }
 
-    @Test("import killed with SIGKILL or interrupted with SIGINT once staged leaves the store as it was; from a ZIP, no extracted copy stays (SIGKILL's is swept by the next run)",
+    @Test("import killed with SIGKILL or interrupted with SIGINT while reading the tables or once staged leaves the store as it was, once committed it holds the whole import; from a ZIP, no extracted copy stays (SIGKILL's is swept by the next run)",
           arguments: [SIGKILL, SIGINT])
     func killed(signal: Int32) throws {
         let dir = TemporaryDirectory()
@@ -301,6 +301,15 @@ import PulseSQLite
         try FileManager.default.copyItem(atPath: store, toPath: dir.file("reference"))
         #expect(try CLI.run(["import", dir.file("backup"), "--store", dir.file("reference"), "--merge", "--no-backfill"], environment: environment).exitCode == 0)
         let expected = try StoreSnapshot(store: dir.file("reference"))
+        // Reading the COLMI tables (each ring's rows of each table is one point), then staged.
+        let tables = try #require(try KillPoints.count(["import", dir.file("backup"), "--store", dir.file("calibration"), "--no-backfill"],
+                                                       environment: environment)["gadgetbridge.table"])
+        #expect(tables == 8, "one point per table read")
+        for point in ["gadgetbridge.table:1", "gadgetbridge.table:\(tables)"] {
+            try KillPoints.expectStopped(arguments, at: point, with: signal, environment: environment)
+            #expect(try StoreSnapshot(store: store) == snapshot, "killed at \(point)")
+            if signal != SIGKILL { #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty, "killed at \(point)") }
+        }
         try KillPoints.expectStopped(arguments, at: "import.staged:1", with: signal, environment: environment)
         #expect(try StoreSnapshot(store: store) == snapshot)
         let left = try FileManager.default.contentsOfDirectory(atPath: scratch)
