@@ -2,6 +2,7 @@ import Foundation
 import PulseArchive
 import PulseGadgetbridge
 import PulseStore
+import PulseSystem
 
 /// `import` and `inspect` of a Gadgetbridge database or backup ZIP (docs/gadgetbridge.md):
 /// the file is recognised by content, so both commands branch here before the archive reader.
@@ -9,9 +10,29 @@ enum GadgetbridgeCommands {
     /// The known loss said once in every text report (spec §3.11).
     static let stepsCaveat = "Steps: Gadgetbridge kept one quarter-hour per hour, so imported days undercount steps (by up to about 75 %)."
 
-    static func importHistory(_ command: ImportCommand, form: GadgetbridgeFile.Form) throws -> Int32 {
+    /// What `import` or `inspect` was given.
+    enum Source {
+        case gadgetbridge(GadgetbridgeDatabase)
+        /// An archive: the input as given, or standard input with the bytes looked at put back.
+        case archive(ArchiveInput)
+    }
+
+    /// Tells a Gadgetbridge file from an archive by its first bytes, and opens it: a path is
+    /// looked at without being read; standard input is read, and a Gadgetbridge file on it
+    /// spooled into a private copy (SQLite needs a file), else its first bytes are put back.
+    static func source(_ file: String, input: ArchiveInput, limits: ArchiveLimits) throws -> Source {
+        guard file == "-" else {
+            return GadgetbridgeFile.form(of: file) == nil ? .archive(input) : .gadgetbridge(try GadgetbridgeFile.open(file, limits: limits))
+        }
+        let standardInput = try SystemFile.standardInput()
+        let head = try standardInput.read(upTo: GadgetbridgeFile.headLength)
+        guard GadgetbridgeFile.form(ofHead: head) != nil else { return .archive(input.reading(standardInputAfter: head)) }
+        return .gadgetbridge(try GadgetbridgeFile.open(standardInputHead: head, rest: standardInput, limits: limits))
+    }
+
+    static func importHistory(_ command: ImportCommand, database: GadgetbridgeDatabase) throws -> Int32 {
         let console = command.console
-        let database = try GadgetbridgeFile.open(command.file, limits: command.limits)
+        let form = database.form
         // The rows' one `now` follows SOURCE_DATE_EPOCH, as an export's time does (two imports
         // of one file compare row for row); the backfill's today and the backup's name do not.
         let stamp = try ArgumentValues.exportTime(environment: console.environment)
@@ -86,8 +107,8 @@ enum GadgetbridgeCommands {
     }
 
     /// `inspect` of a Gadgetbridge file (§3.10): checked as import checks it, without a store.
-    static func inspect(_ path: String, form: GadgetbridgeFile.Form, limits: ArchiveLimits, json: Bool, console: Console) throws -> Int32 {
-        let database = try GadgetbridgeFile.open(path, limits: limits)
+    static func inspect(_ database: GadgetbridgeDatabase, json: Bool, console: Console) throws -> Int32 {
+        let form = database.form
         let tables = try database.tableExtents()
         if json {
             try console.out(JSONReport.object([
@@ -104,7 +125,7 @@ enum GadgetbridgeCommands {
                 ("bytes", .object([("compressed", .int(database.bytes.compressed)), ("uncompressed", .int(database.bytes.uncompressed))])),
             ]).text)
         } else {
-            var text = "\(path): Gadgetbridge \(form.rawValue), schema \(database.schemaVersion), \(ProgressLine.grouped(Int(database.bytes.uncompressed))) bytes\n"
+            var text = "\(database.name): Gadgetbridge \(form.rawValue), schema \(database.schemaVersion), \(ProgressLine.grouped(Int(database.bytes.uncompressed))) bytes\n"
             text += Formatting.columns(["device", "type", "identifier", "rows", "status"], database.devices.map { device in
                 [device.name, device.typeName, device.identifier, ProgressLine.grouped(device.rows), device.isColmiRing ? "imported" : "ignored"]
             }, numeric: [3])

@@ -50,8 +50,10 @@ struct ImportCommand: Subcommand {
 
     func run() throws -> Int32 {
         console.announceUpgrade(of: store, quiet: quiet)
-        if file != "-", let form = GadgetbridgeFile.form(of: file) {
-            return try GadgetbridgeCommands.importHistory(self, form: form)
+        let input: ArchiveInput
+        switch try GadgetbridgeCommands.source(file, input: self.input, limits: limits) {
+        case .gadgetbridge(let database): return try GadgetbridgeCommands.importHistory(self, database: database)
+        case .archive(let archive): input = archive
         }
         let progress = ProgressLine("Importing", console: console, quiet: quiet)
         let scoring = ProgressLine("Scoring readiness", unit: "days", console: console, quiet: quiet)

@@ -29,8 +29,10 @@ struct InspectCommand: Subcommand {
     }
 
     func run() throws -> Int32 {
-        if file != "-", let form = GadgetbridgeFile.form(of: file) {
-            return try GadgetbridgeCommands.inspect(file, form: form, limits: limits, json: json, console: console)
+        let input: ArchiveInput
+        switch try GadgetbridgeCommands.source(file, input: self.input, limits: limits) {
+        case .gadgetbridge(let database): return try GadgetbridgeCommands.inspect(database, json: json, console: console)
+        case .archive(let archive): input = archive
         }
         let progress = ProgressLine("Reading", console: console, quiet: quiet)
         let reader = ArchiveReader(input, limits: limits, progress: progress.update)

@@ -15,15 +15,17 @@ import PulseSystem
 /// import needs: find an entry, check how it is stored, copy it out in pieces under the
 /// archive reader's size and ratio limits.
 final class ZipArchive {
+    /// What messages call the file.
     let path: String
     private let handle: OpaquePointer
 
     /// Opens `path` (checking the central directory's consistency, `ZIP_CHECKCONS`).
-    init(path: String) throws(GadgetbridgeError) {
-        self.path = path
+    /// - Parameter name: what messages call it (standard input's private copy is "standard input").
+    init(path: String, shownAs name: String? = nil) throws(GadgetbridgeError) {
+        self.path = name ?? path
         var code: Int32 = 0
         guard let handle = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &code) else {
-            throw GadgetbridgeError(.damaged, "\(path) starts as a ZIP file but libzip cannot read it: \(Self.text(ofCode: code))")
+            throw GadgetbridgeError(.damaged, "\(name ?? path) starts as a ZIP file but libzip cannot read it: \(Self.text(ofCode: code))")
         }
         self.handle = handle
     }
