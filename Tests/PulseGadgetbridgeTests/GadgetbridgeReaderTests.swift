@@ -112,6 +112,23 @@ import PulseSQLite
         #expect(live.count == 1 && live.first?[4] == .date(GadgetbridgeFixtures.march1 + 61_234) && live.first?[2] == .double(88))
     }
 
+    @Test("a temperature table from before update 118 (no TEMPERATURE_TYPE, TEMPERATURE_LOCATION) is read; a Yawell ring with a blank alias keeps its name and has no model id")
+    func olderTemperatureAndYawell() throws {
+        let dir = TemporaryDirectory()
+        let database = try SQLiteDatabase(path: dir.file("Gadgetbridge"), create: true)
+        for statement in GadgetbridgeFixtures.ddl92 { try database.execute(statement) }
+        try database.execute(#"CREATE TABLE "COLMI_TEMPERATURE_SAMPLE" ("TIMESTAMP" INTEGER NOT NULL, "DEVICE_ID" INTEGER NOT NULL, "USER_ID" INTEGER NOT NULL, "TEMPERATURE" REAL NOT NULL, PRIMARY KEY ("TIMESTAMP", "DEVICE_ID") ON CONFLICT REPLACE) WITHOUT ROWID"#)
+        try database.execute(#"INSERT INTO "DEVICE" VALUES (7, 'R11C_0F', 'Yawell', 'a0:b1:c2:d3:e4:f5', 0, 'YAWELL_R11', NULL, '  ', NULL)"#)
+        try database.execute(#"INSERT INTO "COLMI_TEMPERATURE_SAMPLE" VALUES (\#(GadgetbridgeFixtures.march1), 7, 1, 36.099998474121094)"#)
+        database.close()
+        let (mapping, rows) = try Self.mapped(dir.file("Gadgetbridge"))
+        #expect(mapping.tables[.temperature]!.imported == 1 && rows["measurements"]?.first?[2] == .double(36.1))
+        let device = try #require(rows["devices"]?.first)
+        #expect(device[1] == .string("R11C_0F") && device[ArchiveTable.devices.fieldIndex("wearableModelID")!] == .null)
+        #expect(device[0] == .string(GadgetbridgeMapper.id("gadgetbridge/device/A0:B1:C2:D3:E4:F5")), "the MAC upper-cased in the id")
+        #expect(device[ArchiveTable.devices.fieldIndex("bleAddressHint")!] == .string("A0:B1:C2:D3:E4:F5"))
+    }
+
     @Test("a database entry whose bytes fail its CRC is refused as damaged")
     func crc() throws {
         let dir = TemporaryDirectory()
