@@ -80,8 +80,11 @@ let package = Package(
         // A Gadgetbridge history (its SQLite database, or the backup ZIP holding it) read and
         // mapped onto the archive's rows (docs/gadgetbridge.md). No store.
         .target(name: "PulseGadgetbridge", dependencies: ["CZip", "PulseSystem", "PulseArchive", "PulseSQLite"]),
+        // `tables`: an archive's or a store's content as a folder of CSV or NDJSON files. No store.
+        .target(name: "PulseTables", dependencies: ["PulseArchive", "PulseDigest", "PulseSystem"]),
         // Argument parsing, commands, progress and reports.
-        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups", "PulseAge", "PulseGadgetbridge"]),
+        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups", "PulseAge", "PulseTables",
+                                                        "PulseGadgetbridge"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
         // Writes the golden files in Archives/ once; refuses to overwrite them.
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
@@ -108,6 +111,7 @@ let package = Package(
         .testTarget(name: "PulseDocumentsTests", dependencies: ["PulseDocuments", "PulseArchive", "PulseDemo", "PulseTestSupport"]),
         .testTarget(name: "PulseSQLiteTests", dependencies: ["PulseSQLite", "PulseSystem"]),
         .testTarget(name: "PulseStoreTests", dependencies: ["PulseStore", "PulseArchive", "PulseSQLite", "PulseSystem", "Readiness", "PulseTestSupport", "PulseStoreTestSupport"]),
+        .testTarget(name: "PulseTablesTests", dependencies: ["PulseTables", "PulseArchive", "PulseSystem"]),
         .testTarget(name: "PulseGadgetbridgeTests", dependencies: ["PulseGadgetbridge", "PulseArchive", "PulseSQLite", "PulseSystem", "GadgetbridgeTestSupport", "PulseTestSupport"]),
         .testTarget(name: "PulseVerifyTests", dependencies: ["PulseVerify", "PulseStore", "PulseSQLite", "PulseArchive", "PulseTestSupport"]),
         // The binary-driven tests: they run an optimized `pulse-archive` (docs/testing.md), and
@@ -115,7 +119,7 @@ let package = Package(
         .testTarget(
             name: "PulseArchiveEndToEndTests",
             dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify",
-                           "PulseDemo", "PulseBackups", "PulseArchiveCLI", "PulseAge", "PulseDigest", "PulseSQLite", "PulseTestSupport", "PulseStoreTestSupport",
+                           "PulseDemo", "PulseBackups", "PulseArchiveCLI", "PulseAge", "PulseDigest", "PulseSQLite", "PulseTables", "PulseTestSupport", "PulseStoreTestSupport",
                            "PulseGadgetbridge", "GadgetbridgeTestSupport"]
         ),
     ],

@@ -11,20 +11,103 @@
 # The floor: `read-floor` reads the archive through the codec and keeps nothing, the least any
 # command that reads a whole archive can take.
 #
+# One more night in a restic repository: how much the gzip export, the plain export
+# (`--compression none`) and `export --rsyncable` of the 1-year reference add after one more day
+# of ring data, as a percentage of the gzip archive (docs/backups.md).
+#
 #   scripts/bench.sh                 # 1 and 10 years
 #   YEARS="1" scripts/bench.sh       # 1 year only
+#   ONLY=nightly scripts/bench.sh    # the restic rows alone
+#   PULSE_ARCHIVE_BINARY=… scripts/bench.sh   # that binary, not a release build made here
 #
 # Measurements, not tests: CI does not run this. Reference stores are kept in .build/bench/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time: apt-get install time" >&2; exit 1; }
-swift build -c release --product pulse-archive >/dev/null
-swift build -c release --product read-floor >/dev/null
-bin=$PWD/.build/release/pulse-archive
-floor=$PWD/.build/release/read-floor
+if [ -n "${PULSE_ARCHIVE_BINARY:-}" ]; then
+    bin=$PULSE_ARCHIVE_BINARY
+else
+    swift build -c release --product pulse-archive >/dev/null
+    bin=$PWD/.build/release/pulse-archive
+fi
 work=${WORK:-$PWD/.build/bench}
 packets=${RAW_PACKETS_PER_DAY:-200}
 mkdir -p "$work"
+
+# One more night, restic (issue 25). Night 1 is the 1-year reference; night 2 is a copy of it
+# with the next day merged in: the demo is generated day by day from one seed, so a 366-day
+# demo ending a day later repeats the 365 days and adds one, and `import --merge` of its export
+# inserts the new day's rows. What the demo re-generates under new keys when its last day moves
+# (the 90 backfilled readiness rows, the profile, the goal, the documents named by their
+# instant) is taken out again but the new day's readiness row: a night of a real ring adds its
+# day and no copies. Each form of both nights goes into a repository (restic's own compression,
+# repository v2) through `--stdin`; the growth is the repository's bytes on disk after the
+# second backup minus after the first. restic's chunk boundaries depend on a polynomial drawn
+# per repository, so the figure varies from repository to repository: each form is measured in
+# the same $NIGHTLY_REPOS (default 5) repositories (copies of one `restic init` each) and the
+# mean printed. `export --rsyncable` only where this binary has it.
+nightly_growth() {
+    command -v restic >/dev/null && command -v jq >/dev/null || { echo "  (restic rows skipped: needs restic and jq)"; return; }
+    local store="$work/ref-1y" next="$work/next-day" night2="$work/night2-1y"
+    if [ ! -f "$store/pulse.sqlite" ]; then
+        "$bin" demo --store "$store" --days 365 --seed 7 --end 2026-03-15 --timezone UTC --raw-packets-per-day "$packets" >/dev/null
+    fi
+    if [ ! -f "$night2/pulse.sqlite" ]; then
+        rm -rf "$next" "$night2" "$work/next-day.json.gz"
+        "$bin" demo --store "$next" --days 366 --seed 7 --end 2026-03-16 --timezone UTC --raw-packets-per-day "$packets" >/dev/null
+        "$bin" export --store "$next" -o "$work/next-day.json.gz" --quiet >/dev/null 2>&1
+        cp -a "$store" "$night2"
+        "$bin" import "$work/next-day.json.gz" --store "$night2" --merge --as-of 2026-03-16 --timezone UTC --quiet >/dev/null 2>&1
+        sqlite3 "$night2/pulse.sqlite" "ATTACH '$store/pulse.sqlite' AS night1;
+            DELETE FROM readinessDailies WHERE id NOT IN (SELECT id FROM night1.readinessDailies)
+                AND date < (SELECT max(date) FROM readinessDailies);
+            DELETE FROM userProfiles WHERE id NOT IN (SELECT id FROM night1.userProfiles);
+            DELETE FROM userGoals WHERE id NOT IN (SELECT id FROM night1.userGoals);"
+        (cd "$night2" && find Splits Stubs Workouts -type f 2>/dev/null) | while read -r document; do
+            [ -e "$store/$document" ] || rm "$night2/$document"
+        done
+    fi
+    local forms=("gzip:--compression gzip" "plain:--compression none")
+    if "$bin" export --help 2>&1 | grep -q -- '--rsyncable'; then
+        forms+=("rsyncable:--rsyncable")
+    else
+        echo "  (the export --rsyncable row skipped: this binary has no --rsyncable)"
+    fi
+    local repos=${NIGHTLY_REPOS:-5} gzip_bytes="" form name flags night repo grown total
+    for form in "${forms[@]}"; do
+        name=${form%%:*}; flags=${form#*:}
+        for night in 1 2; do
+            local source=$store; [ "$night" = 2 ] && source=$night2
+            # shellcheck disable=SC2086
+            SOURCE_DATE_EPOCH=$((1773619200 + 86400 * night)) "$bin" export --store "$source" -o - $flags --quiet > "$work/night$night-$name.out" 2>/dev/null
+        done
+    done
+    echo
+    echo "One more night in restic $(restic version | awk '{print $2}') (1-year reference; $("$bin" diff "$work/night1-gzip.out" "$work/night2-gzip.out" | tail -n 1 | sed 's/^diff: //'))"
+    for form in "${forms[@]}"; do
+        name=${form%%:*}
+        total=0
+        for repo in $(seq "$repos"); do
+            # The same repository (its chunker polynomial) for every form: a copy of one init.
+            [ -d "$work/restic-init-$repo" ] || RESTIC_PASSWORD=bench restic init -q -r "$work/restic-init-$repo" >/dev/null
+            rm -rf "$work/restic-$name"
+            cp -a "$work/restic-init-$repo" "$work/restic-$name"
+            RESTIC_PASSWORD=bench restic -r "$work/restic-$name" backup -q --stdin --stdin-filename pulseloop.json < "$work/night1-$name.out" >/dev/null
+            grown=$(du -sb "$work/restic-$name" | cut -f1)
+            RESTIC_PASSWORD=bench restic -r "$work/restic-$name" backup -q --stdin --stdin-filename pulseloop.json < "$work/night2-$name.out" >/dev/null
+            total=$((total + $(du -sb "$work/restic-$name" | cut -f1) - grown))
+        done
+        rm -rf "$work/restic-$name"
+        [ "$name" = gzip ] && gzip_bytes=$(stat -c %s "$work/night2-gzip.out")
+        printf "  %-28s %10s bytes a night (mean of %s repositories)   %s of the gzip archive (%s bytes); this file %s bytes\n" "$name" "$((total / repos))" "$repos" \
+            "$(awk -v a="$((total / repos))" -v b="$gzip_bytes" 'BEGIN { printf "%.1f %%", 100 * a / b }')" "$gzip_bytes" "$(stat -c %s "$work/night2-$name.out")"
+    done
+    rm -f "$work"/night[12]-*.out
+}
+if [ "${ONLY:-}" = nightly ]; then nightly_growth; exit 0; fi
+
+swift build -c release --product read-floor >/dev/null
+floor=$PWD/.build/release/read-floor
 
 # Runs a command under /usr/bin/time -v; prints "seconds peak-MB".
 measure() {
@@ -52,6 +135,17 @@ for years in ${YEARS:-1 10}; do
     read -r export_s export_mb < <(measure "$bin" export --store "$store" -o "$archive" --quiet)
     gzip -dc "$archive" > "$work/ref-${years}y.json"
     read -r gzip_s gzip_mb < <(measure sh -c "gzip -6 -c '$work/ref-${years}y.json' > '$work/peer.json.gz'")
+    # The plain export (--compression none): JSON only, against gzip -6 of the same bytes.
+    rm -f "$work/plain-export.json"
+    read -r none_s none_mb < <(measure "$bin" export --store "$store" --compression none -o "$work/plain-export.json" --quiet)
+    rm -f "$work/plain-export.json"
+    # pigz on both cores: the parallel peer of export.
+    pigz_s="" pigz_mb="" pigz_bytes=""
+    if command -v pigz >/dev/null; then
+        read -r pigz_s pigz_mb < <(measure sh -c "pigz -6 -p 2 -c '$work/ref-${years}y.json' > '$work/pigz.json.gz'")
+        pigz_bytes=$(stat -c %s "$work/pigz.json.gz")
+        rm -f "$work/pigz.json.gz"
+    fi
     json_bytes=$(stat -c %s "$work/ref-${years}y.json")
     ours_bytes=$(stat -c %s "$archive")
     peer_bytes=$(stat -c %s "$work/peer.json.gz")
@@ -100,6 +194,12 @@ for years in ${YEARS:-1 10}; do
     echo "  JSON $((json_bytes / 1000000)) MB; archive $((ours_bytes / 1000000)) MB; gzip -6 $((peer_bytes / 1000000)) MB (ours/gzip size $(ratio "$ours_bytes" "$peer_bytes"))"
     row "export" "$export_s" "$export_mb" "ours/gzip -6 time $(ratio "$export_s" "$gzip_s")"
     row "gzip -6 (peer)" "$gzip_s" "$gzip_mb"
+    if [ -n "$pigz_s" ]; then
+        row "pigz -6 -p 2 (peer)" "$pigz_s" "$pigz_mb" "export/pigz time $(ratio "$export_s" "$pigz_s"), size ours/pigz $(ratio "$ours_bytes" "$pigz_bytes")"
+    else
+        echo "  (pigz -6 -p 2 row skipped: no pigz)"
+    fi
+    row "export --compression none" "$none_s" "$none_mb" "plain/gzip -6 time $(ratio "$none_s" "$gzip_s")"
     row "import --no-backfill" "$import_s" "$import_mb" "ours/python $(ratio "$import_s" "$python_s")"
     row "python importer (peer)" "$python_s" "$python_mb"
     row "import with backfill" "$backfill_import_s" "$backfill_import_mb"
@@ -155,6 +255,27 @@ for size_mb in ${LARGE_ATTACHMENT_MB:-10 300}; do
     row "export" "$l_export_s" "$l_export_mb"
     row "verify" "$l_verify_s" "$l_verify_mb"
 done
+
+# tables (docs/analysis.md): every table of each reference archive as CSV and as NDJSON, and of
+# its store, against an export of that store. Target: ≤ 1.5 × export, peak RSS ≤ 100 MB.
+for years in ${YEARS:-1 10}; do
+    [ -f "$work/ref-${years}y.json.gz" ] || continue
+    echo
+    echo "tables of the ${years}-year reference"
+    rm -rf "$work/tables-csv" "$work/tables-ndjson" "$work/tables-store" "$work/tables-export.json.gz"
+    read -r t_export_s t_export_mb < <(measure "$bin" export --store "$work/ref-${years}y" -o "$work/tables-export.json.gz" --quiet)
+    read -r t_csv_s t_csv_mb < <(measure "$bin" tables "$work/ref-${years}y.json.gz" -o "$work/tables-csv" --quiet)
+    read -r t_ndjson_s t_ndjson_mb < <(measure "$bin" tables "$work/ref-${years}y.json.gz" -o "$work/tables-ndjson" --format ndjson --quiet)
+    read -r t_store_s t_store_mb < <(measure "$bin" tables --store "$work/ref-${years}y" -o "$work/tables-store" --quiet)
+    row "export" "$t_export_s" "$t_export_mb"
+    row "tables (csv)" "$t_csv_s" "$t_csv_mb" "tables/export $(ratio "$t_csv_s" "$t_export_s")"
+    row "tables --format ndjson" "$t_ndjson_s" "$t_ndjson_mb" "tables/export $(ratio "$t_ndjson_s" "$t_export_s")"
+    row "tables --store (csv)" "$t_store_s" "$t_store_mb" "tables/export $(ratio "$t_store_s" "$t_export_s")"
+    rm -rf "$work/tables-csv" "$work/tables-ndjson" "$work/tables-store" "$work/tables-export.json.gz"
+done
+
+# One more night in restic (defined above, with the reasons).
+nightly_growth
 
 # A year of Gadgetbridge history (issue 27, docs/gadgetbridge.md): HR every 5 minutes, the other
 # COLMI tables at their rates (scripts/gadgetbridge-year.sh), imported into a new store, against

@@ -3,6 +3,8 @@ struct CommandSpec {
     struct Argument {
         let name: String
         let help: String
+        /// May be left out (`tables`' file, when `--store` names the source); only the last.
+        var isOptional = false
     }
 
     struct Option {
@@ -30,7 +32,7 @@ struct CommandSpec {
 
     var usage: String {
         var parts = ["pulse-archive", name]
-        parts += arguments.map { "<\($0.name)>" }
+        parts += arguments.map { $0.isOptional ? "[<\($0.name)>]" : "<\($0.name)>" }
         var skip = Set<String>()
         for option in options {
             guard !skip.contains(option.names[0]) else { continue }

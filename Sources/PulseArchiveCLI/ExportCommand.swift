@@ -9,15 +9,16 @@ import Glibc
 import Darwin
 #endif
 
-/// `export [--store DIR] [-o FILE] [--format-version 1|2] [--json]`
+/// `export [--store DIR] [-o FILE] [--format-version 1|2] [--compression gzip|none] [--json]`
 struct ExportCommand: Subcommand {
     static let spec = CommandSpec(
         name: "export",
         abstract: "Write an archive of the whole store.",
-        discussion: "Writes one gzip-compressed archive, atomically: the file appears complete or not at all, and an existing file is never overwritten. Prints the path.",
+        discussion: "Writes one gzip-compressed archive (or, with --compression none, the plain JSON it inflates to), atomically: the file appears complete or not at all, and an existing file is never overwritten. Prints the path.",
         options: [
             .store,
-            .value("--output", "-o", valueName: "file", help: "Where to write: a new file; a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz in (-2, -3 … past every backup of that minute there; default: here); or - for standard output. A name ending .age needs --recipient, --recipients-file or --passphrase, and an encrypted export's name must end .age."),
+            .value("--output", "-o", valueName: "file", help: "Where to write: a new file; a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz (.json with --compression none) in (-2, -3 … past every backup of that minute there; default: here); or - for standard output. A name ending .age needs --recipient, --recipients-file or --passphrase, and an encrypted export's name must end .age; a gzip export's name ends .gz (before any .age), a plain one's does not."),
+            .value("--compression", valueName: "gzip|none", help: "gzip (default), or none for the plain JSON the gzip archive inflates to: the stream to give restic, borg or kopia, which deduplicate and compress it themselves (docs/backups.md)."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
             .recipient, .recipientsFile, .passphrase, .passphraseFile,
             .json, .quiet, .maxStringSize, .maxObjectSize,
@@ -27,6 +28,8 @@ struct ExportCommand: Subcommand {
     let store: String
     let output: ExportDestination
     let formatVersion: Int64
+    /// False for `--compression none`: the plain JSON, byte for byte what the gzip form inflates to.
+    let compressed: Bool
     let json: Bool
     let quiet: Bool
     let limits: ArchiveLimits
@@ -38,7 +41,8 @@ struct ExportCommand: Subcommand {
     init(_ arguments: ParsedArguments, console: Console) throws {
         store = try console.storeDirectory(arguments)
         formatVersion = Int64(try ArgumentValues.integer(arguments.value("--format-version"), option: "--format-version", range: 1...2) ?? 2)
-        output = try Self.destination(arguments.value("--output"), at: Date(), encrypted: KeyOptions.encrypts(arguments),
+        compressed = try Self.compression(arguments.value("--compression"))
+        output = try Self.destination(arguments.value("--output"), at: Date(), encrypted: KeyOptions.encrypts(arguments), compressed: compressed,
                                       passphraseVariableSet: console.environment[KeyOptions.variable] != nil,
                                       zone: { try ArgumentValues.timeZone(nil, environment: console.environment) })
         if case .stream = output, isatty(STDOUT_FILENO) == 1 {
@@ -56,16 +60,27 @@ struct ExportCommand: Subcommand {
         }
     }
 
+    /// `--compression gzip|none`: true for gzip (the default).
+    static func compression(_ value: String?) throws -> Bool {
+        switch value {
+        case nil, "gzip": return true
+        case "none": return false
+        case let other?: throw UsageError(message: "'--compression' must be gzip or none, not '\(other)'")
+        }
+    }
+
     /// `-o` as given; `-` for standard output; a new file with the default name in the
     /// directory `-o` names (a backup job's `-o /backups/`), or here without `-o`.
     /// - Parameter zone: the local zone, asked only when the default name is needed.
-    /// - Parameter encrypted: the default name ends `.json.gz.age`; a name given must end `.age`
+    /// - Parameter encrypted: the default name ends `.age`; a name given must end `.age`
     ///   exactly when the export encrypts (`requireTruthfulName`).
-    static func destination(_ output: String?, at date: Date, encrypted: Bool, passphraseVariableSet: Bool = false,
+    /// - Parameter compressed: the default name ends `.json.gz` (before any `.age`), else
+    ///   `.json`; a name given must end `.gz` exactly when the export compresses.
+    static func destination(_ output: String?, at date: Date, encrypted: Bool, compressed: Bool, passphraseVariableSet: Bool = false,
                             zone: () throws -> TimeZone) throws -> ExportDestination {
         if output == "-" { return .stream(FileSink(try SystemFile.standardOutput())) }
         if let output, !PrivateFiles.isDirectory(output) {
-            try requireTruthfulName(output, encrypted: encrypted, passphraseVariableSet: passphraseVariableSet)
+            try requireTruthfulName(output, encrypted: encrypted, compressed: compressed, passphraseVariableSet: passphraseVariableSet)
             // Refused before a passphrase is asked for or any work is done; the commit checks
             // again (never over a file that appears meanwhile).
             var info = stat()
@@ -77,16 +92,19 @@ struct ExportCommand: Subcommand {
         guard let first = try BackupDirectory.nextSequence(forStem: stem, in: directory.isEmpty ? "." : directory) else {
             throw StoreError(.refused, "\(directory.isEmpty ? "." : directory) holds a backup of the minute \(stem) with a suffix longer than export writes: name the file with -o")
         }
-        return .newFile(directory: directory, stem: stem, suffix: encrypted ? ".json.gz.age" : ".json.gz", firstAttempt: first)
+        return .newFile(directory: directory, stem: stem, suffix: (compressed ? ".json.gz" : ".json") + (encrypted ? ".age" : ""), firstAttempt: first)
     }
 
     /// A name ending `.age` promises age data, and people, scripts, `gunzip` and `prune` go by
     /// it: plaintext under it would sit unprotected where the owner believes it encrypted, and
     /// age data under a `.json.gz` name is a file `gunzip` cannot read. So the name must say
     /// what the file is, checked before the store is opened or a passphrase asked. Letter case
-    /// is ignored, as on the file systems of USB sticks (`.AGE` is `.age` there).
-    static func requireTruthfulName(_ path: String, encrypted: Bool, passphraseVariableSet: Bool) throws {
-        let saysAge = path.lowercased().hasSuffix(".age")
+    /// is ignored, as on the file systems of USB sticks (`.AGE` is `.age` there). The same for
+    /// gzip: plain JSON under a `.gz` name is a file `gunzip` refuses, and a gzip archive under
+    /// another name is one a backup tool or a person takes for the plain stream.
+    static func requireTruthfulName(_ path: String, encrypted: Bool, compressed: Bool, passphraseVariableSet: Bool) throws {
+        let lowercased = path.lowercased()
+        let saysAge = lowercased.hasSuffix(".age")
         if saysAge, !encrypted {
             var message = "'-o \(path)' ends in .age, which promises an encrypted archive, but no --recipient, --recipients-file or --passphrase was given: add one to encrypt, or drop .age from the name"
             if passphraseVariableSet {
@@ -96,6 +114,15 @@ struct ExportCommand: Subcommand {
         }
         if !saysAge, encrypted {
             throw UsageError(message: "'-o \(path)' is to hold an encrypted (age) archive, but its name does not end in .age: name it \(path).age (gunzip, prune and people go by the name)")
+        }
+        let inner = saysAge ? String(path.dropLast(4)) : path
+        let saysGzip = inner.lowercased().hasSuffix(".gz")
+        let age = saysAge ? String(path.suffix(4)) : ""
+        if saysGzip, !compressed {
+            throw UsageError(message: "'-o \(path)' ends in .gz, which promises a gzip archive, but --compression none writes plain JSON: name it \(inner.dropLast(3))\(age), or drop --compression none")
+        }
+        if !saysGzip, compressed {
+            throw UsageError(message: "'-o \(path)' is to hold a gzip archive, but its name does not end in .gz: name it \(inner).gz\(age) (gunzip, prune and people go by the name), or give --compression none for plain JSON")
         }
     }
 
@@ -115,7 +142,7 @@ struct ExportCommand: Subcommand {
         let result = try PulseStore.exportArchive(
             storeDirectory: store, to: output,
             options: ExportOptions(formatVersion: formatVersion, appVersion: "pulse-archive \(PulseArchiveCommand.version)",
-                                   exportedAt: exportedAt, limits: limits,
+                                   exportedAt: exportedAt, compressed: compressed, limits: limits,
                                    progress: progress.update(done:of:), sealing: sealing))
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }

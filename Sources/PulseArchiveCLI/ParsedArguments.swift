@@ -59,7 +59,7 @@ struct ParsedArguments {
         if positionals.count > spec.arguments.count {
             throw UsageError(message: "Unexpected argument '\(positionals[spec.arguments.count])'")
         }
-        if positionals.count < spec.arguments.count {
+        if positionals.count < spec.arguments.count(where: { !$0.isOptional }) {
             throw UsageError(message: "Missing expected argument '<\(spec.arguments[positionals.count].name)>'")
         }
         // An empty value is what an unset variable gives (`--store "$STORE"`); as a path it would

@@ -9,7 +9,7 @@ public enum PulseArchiveCommand {
     public static let version = "0.1.0"
 
     static var subcommands: [any Subcommand.Type] {
-        [InspectCommand.self, ExportCommand.self, ImportCommand.self, VerifyCommand.self, DiffCommand.self, PruneCommand.self, KeygenCommand.self, ReadinessCommand.self, DemoCommand.self]
+        [InspectCommand.self, ExportCommand.self, ImportCommand.self, VerifyCommand.self, DiffCommand.self, PruneCommand.self, KeygenCommand.self, ReadinessCommand.self, DemoCommand.self, TablesCommand.self]
     }
 
     static var rootHelp: String { """

@@ -26,7 +26,7 @@ public struct BackupDirectory {
         var archives: [Backup] = []
         var ignored: [String] = []
         for name in try Self.entryNames(directory, path: path) {
-            if let backupName = BackupName(name), let times = Self.times(of: name, encrypted: backupName.encrypted, in: directory) {
+            if let backupName = BackupName(name), let times = Self.times(of: name, gzipHeader: backupName.compressed && !backupName.encrypted, in: directory) {
                 archives.append(Backup.dated(backupName, gzipTime: times.gzip, fileTime: times.file, zone: zone))
             } else {
                 ignored.append(name)
@@ -100,14 +100,15 @@ public struct BackupDirectory {
         return fd
     }
 
-    /// The times a regular file shows without a key: its modification time, and the MTIME of
-    /// its gzip header (not for `.age`, whose first bytes are age's); nil when `name` is not a
-    /// regular file. Opened without following a link and without waiting (a FIFO put there
-    /// meanwhile is not read), and checked again once open.
-    private static func times(of name: String, encrypted: Bool, in directory: Int32) -> (file: Int64?, gzip: Int64?)? {
+    /// The times a regular file shows without a key: its modification time, and, when
+    /// `gzipHeader` (a plain `.json.gz`), the MTIME of its gzip header (an `.age` file's first
+    /// bytes are age's, a plain `.json` has no header: the file time is all either shows); nil
+    /// when `name` is not a regular file. Opened without following a link and without waiting
+    /// (a FIFO put there meanwhile is not read), and checked again once open.
+    private static func times(of name: String, gzipHeader: Bool, in directory: Int32) -> (file: Int64?, gzip: Int64?)? {
         var info = stat()
         guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        guard !encrypted else { return (modificationMilliseconds(info), nil) }
+        guard gzipHeader else { return (modificationMilliseconds(info), nil) }
         let fd = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         // Unreadable: still a candidate (prune removes by name); its file time dates it.
         guard fd >= 0 else { return (modificationMilliseconds(info), nil) }

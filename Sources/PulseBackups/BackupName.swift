@@ -1,8 +1,9 @@
 import Foundation
 
-/// A file name of the backup scheme, `pulseloop-backup-<yyyy-MM-dd-HHmm>[-n].json.gz[.age]`:
-/// the names `export -o DIR` writes (with `-n`, n ≥ 2, when the minute's name was taken), and
-/// the same encrypted with age. Anything else is not a backup of ours and is never touched.
+/// A file name of the backup scheme, `pulseloop-backup-<yyyy-MM-dd-HHmm>[-n].json[.gz][.age]`:
+/// the names `export -o DIR` writes (with `-n`, n ≥ 2, when the minute's name was taken; `.gz`
+/// unless `--compression none`), and the same encrypted with age. Anything else is not a
+/// backup of ours and is never touched.
 ///
 /// The time is the name's local time, without a zone: the local time where and when the backup
 /// was made, which the policy's periods are taken from. It is not an instant: the order of
@@ -20,11 +21,15 @@ public struct BackupName: Sendable, Equatable {
     public let sequence: String
     /// The name ends `.age`: the archive is encrypted.
     public let encrypted: Bool
+    /// The name ends `.json.gz` (before any `.age`): a gzip archive, whose header records when
+    /// it was made; else plain JSON (`export --compression none`).
+    public let compressed: Bool
     /// `pulseloop-backup-<yyyy-MM-dd-HHmm>`: the part the names of one minute share.
     public let stem: String
 
     static let prefix = Array("pulseloop-backup-".utf8)
-    static let gzipSuffix = Array(".json.gz".utf8)
+    static let gzipSuffix = Array(".gz".utf8)
+    static let jsonSuffix = Array(".json".utf8)
     static let ageSuffix = Array(".age".utf8)
 
     /// Parses `fileName`; nil for any name outside the scheme (including a date that does not
@@ -38,8 +43,10 @@ public struct BackupName: Sendable, Equatable {
             encrypted = true
             bytes.removeLast(Self.ageSuffix.count)
         }
-        guard bytes.count >= Self.gzipSuffix.count, Array(bytes.suffix(Self.gzipSuffix.count)) == Self.gzipSuffix else { return nil }
-        bytes.removeLast(Self.gzipSuffix.count)
+        let compressed = bytes.count >= Self.gzipSuffix.count && Array(bytes.suffix(Self.gzipSuffix.count)) == Self.gzipSuffix
+        if compressed { bytes.removeLast(Self.gzipSuffix.count) }
+        guard bytes.count >= Self.jsonSuffix.count, Array(bytes.suffix(Self.jsonSuffix.count)) == Self.jsonSuffix else { return nil }
+        bytes.removeLast(Self.jsonSuffix.count)
         // Left: yyyy-MM-dd-HHmm, then optionally -n.
         guard bytes.count >= 15, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "-"),
               let year = Self.number(bytes[0..<4]), let month = Self.number(bytes[5..<7]), let day = Self.number(bytes[8..<10]),
@@ -66,6 +73,7 @@ public struct BackupName: Sendable, Equatable {
         self.minute = minute
         self.sequence = sequence
         self.encrypted = encrypted
+        self.compressed = compressed
         stem = String(decoding: Self.prefix + bytes[0..<15], as: UTF8.self)
     }
 
@@ -103,7 +111,8 @@ public struct BackupName: Sendable, Equatable {
     }()
 
     /// True when `self` is newer than `other`: later time, then the higher `-n` (written
-    /// later in the same minute), then, for two names alike but for `.age`, the name itself.
+    /// later in the same minute), then, for two names alike but for `.gz` or `.age`, the name
+    /// itself.
     public func isNewer(than other: BackupName) -> Bool {
         let a = (year, month, day, hour, minute), b = (other.year, other.month, other.day, other.hour, other.minute)
         if a != b { return a > b }

@@ -60,6 +60,26 @@ extension PulseStore {
         return result
     }
 
+    /// Hands `body` what an export of the store writes, in one read transaction: the content is
+    /// a snapshot even if the store changes meanwhile. The document tree is checked first, as
+    /// export checks it.
+    private func withSnapshot<T>(limits: ArchiveLimits, _ body: (StoreContent, StoreDocuments.Content) throws -> T) throws -> T {
+        let tree = try DocumentTree(scanning: directory)
+        try StoreDocuments.requireExportable(tree, limits: limits)
+        let documents = StoreDocuments.Content(tree: tree)
+        return try database.transaction(immediate: false) {
+            try body(StoreContent(database: database, schema: "main", documents: documents), documents)
+        }
+    }
+
+    /// Reads the whole store as an export does (`tables --store`): `body` gets the same content,
+    /// from one snapshot, under the store's shared lock; the store is opened read-only.
+    public static func readSnapshot<T>(storeDirectory: String, limits: ArchiveLimits = .standard, _ body: (any ArchiveContent) throws -> T) throws -> T {
+        try withReadAccess(storeDirectory) { store in
+            try store.withSnapshot(limits: limits) { content, _ in try body(content) }
+        }
+    }
+
     /// Copies a finished archive into `sink`, through `sealing` if given; returns the bytes
     /// `sink` received.
     private static func deliver(_ archive: SystemFile, to sink: ByteSink, sealing: ((ByteSink) throws -> ByteSink)?) throws -> Int64 {
@@ -89,20 +109,16 @@ extension PulseStore {
     /// `target`; `fileSink` counts the bytes the file received.
     private func exportPlain(to target: AtomicFile, through output: RewritableSink, counting fileSink: FileSink,
                              alternatives: some Sequence<String>, options: ExportOptions) throws -> ExportResult {
-        let tree = try DocumentTree(scanning: directory)
-        try StoreDocuments.requireExportable(tree, limits: options.limits)
         // JSON is produced on this thread while the second core compresses.
         let gzip = { try GzipWriter(output: output, modificationTime: GzipWriter.headerTime(millisecondsSince1970: options.exportedAt)) }
         let counter = ByteCounter(next: options.compressed ? BackgroundSink(next: try gzip()) : output)
-        let documents = StoreDocuments.Content(tree: tree)
-        // One read transaction: the archive is a snapshot even if the store changes meanwhile.
-        let tables = try database.transaction(immediate: false) {
-            try ArchiveWriter.write(
-                StoreContent(database: database, schema: "main", documents: documents),
+        let (tables, documents) = try withSnapshot(limits: options.limits) { content, documents in
+            (try ArchiveWriter.write(
+                content,
                 options: ArchiveWriterOptions(formatVersion: options.formatVersion, appVersion: options.appVersion,
                                               exportedAt: options.exportedAt, envelopeKeysFirst: options.envelopeKeysFirst,
                                               limits: options.limits),
-                to: counter, progress: options.progress)
+                to: counter, progress: options.progress), documents)
         }
         // The file's time is the export's instant, like the gzip header's: what `prune` orders
         // an encrypted backup by, having no key to read more (docs/backups.md).

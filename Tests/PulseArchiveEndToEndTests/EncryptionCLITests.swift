@@ -115,12 +115,12 @@ struct EncryptionCLITests {
     @Test("without a key: inspect shows the header and says a key is needed, verify cannot vouch; both exit 1")
     func withoutAKey() throws {
         let f = try Fixture()
-        try Self.sh("age -e -r \(f.publicKey) -r \(f.publicKey) -o two.age plain.json.gz", in: f.dir)
-        let inspected = try Self.sh("\"$PA\" inspect two.age </dev/null", in: f.dir, expectingSuccess: false)
+        try Self.sh("age -e -r \(f.publicKey) -r \(f.publicKey) -o two.json.gz.age plain.json.gz", in: f.dir)
+        let inspected = try Self.sh("\"$PA\" inspect two.json.gz.age </dev/null", in: f.dir, expectingSuccess: false)
         #expect(inspected.exitCode == 1)
-        #expect(inspected.stderr.contains("two.age is encrypted with age (2 recipient stanzas: X25519, X25519)"), "\(inspected.stderr)")
+        #expect(inspected.stderr.contains("two.json.gz.age is encrypted with age (2 recipient stanzas: X25519, X25519)"), "\(inspected.stderr)")
         #expect(inspected.stderr.contains("--identity"))
-        let verified = try Self.sh("\"$PA\" verify two.age --json </dev/null", in: f.dir, expectingSuccess: false)
+        let verified = try Self.sh("\"$PA\" verify two.json.gz.age --json </dev/null", in: f.dir, expectingSuccess: false)
         #expect(verified.exitCode == 1)
         #expect(verified.json["ok"] as? Bool == false)
         #expect(verified.stdout.contains("cannot vouch for an archive it cannot read"))
@@ -136,22 +136,22 @@ struct EncryptionCLITests {
             #expect(!help.contains("--passphrase <"), "\(command)")
             #expect(!help.contains("--identity <key"), "\(command)")
         }
-        try Self.sh("\"$PA\" export --store store -o enc.age --passphrase", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "the right one"])
-        let wrong = try Self.sh("\"$PA\" inspect enc.age", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "a wrong secret"], expectingSuccess: false)
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age --passphrase", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "the right one"])
+        let wrong = try Self.sh("\"$PA\" inspect enc.json.gz.age", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "a wrong secret"], expectingSuccess: false)
         #expect(wrong.exitCode == 1)
-        #expect(wrong.stderr.contains("enc.age: wrong passphrase"))
+        #expect(wrong.stderr.contains("enc.json.gz.age: wrong passphrase"))
         #expect(!wrong.stderr.contains("a wrong secret") && !wrong.stderr.contains("the right one"))
-        let empty = try Self.sh("\"$PA\" export --store store -o e.age --passphrase", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": ""], expectingSuccess: false)
+        let empty = try Self.sh("\"$PA\" export --store store -o e.json.gz.age --passphrase", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": ""], expectingSuccess: false)
         #expect(empty.exitCode == 1)
         #expect(empty.stderr.contains("empty passphrase is refused"))
-        #expect(!FileManager.default.fileExists(atPath: f.dir.file("e.age")))
+        #expect(!FileManager.default.fileExists(atPath: f.dir.file("e.json.gz.age")))
     }
 
     @Test("an identity file readable by others gets a warning naming it and chmod 600")
     func sharedIdentityFileWarns() throws {
         let f = try Fixture()
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && chmod 644 key.txt", in: f.dir)
-        let result = try Self.sh("\"$PA\" inspect enc.age -i key.txt", in: f.dir)
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age -r \(f.publicKey) && chmod 644 key.txt", in: f.dir)
+        let result = try Self.sh("\"$PA\" inspect enc.json.gz.age -i key.txt", in: f.dir)
         #expect(result.stderr.contains("warning: key.txt holds a secret and can be read by others than its owner: chmod 600 key.txt"))
     }
 
@@ -161,9 +161,9 @@ struct EncryptionCLITests {
         let f = try Fixture(days: 40)
         let database = f.dir.file("store") + "/pulse.sqlite"
         let before = Self.bytes(database)
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && \"$PA\" keygen -o other.txt >/dev/null", in: f.dir)
-        try Self.sh("\"$PA\" export --store store -o pass.age --passphrase", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "the right one"])
-        let encrypted = Self.bytes(f.dir.file("enc.age"))
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age -r \(f.publicKey) && \"$PA\" keygen -o other.txt >/dev/null", in: f.dir)
+        try Self.sh("\"$PA\" export --store store -o pass.json.gz.age --passphrase", in: f.dir, environment: ["PULSE_ARCHIVE_PASSPHRASE": "the right one"])
+        let encrypted = Self.bytes(f.dir.file("enc.json.gz.age"))
         // The payload starts after the header's last line ("--- <mac>\n") and the 16-byte nonce.
         let macLine = try #require(encrypted.indices.first { encrypted[$0...].starts(with: Array("\n--- ".utf8)) }) + 1
         let headerEnd = try #require(encrypted[macLine...].firstIndex(of: 0x0A)) + 1
@@ -177,29 +177,29 @@ struct EncryptionCLITests {
         var headerDamaged = encrypted
         headerDamaged[22] = UInt8(ascii: "?")  // in "-> X25519 …"
         let cut = Array(encrypted.prefix(headerEnd + 16 + 2 * 65_552))
-        f.dir.write("flipped.age", Data(lastChunkFlipped))
-        f.dir.write("mac.age", Data(macChanged))
-        f.dir.write("header.age", Data(headerDamaged))
-        f.dir.write("cut.age", Data(cut))
+        f.dir.write("flipped.json.gz.age", Data(lastChunkFlipped))
+        f.dir.write("mac.json.gz.age", Data(macChanged))
+        f.dir.write("header.json.gz.age", Data(headerDamaged))
+        f.dir.write("cut.json.gz.age", Data(cut))
         f.dir.write("bad-identity.txt", "# a comment\nAGE-SECRET-KEY-1NOTAKEYATALLSECRETPART\n")
         f.dir.write("pq-identity.txt", "AGE-SECRET-KEY-PQ-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\n")
         f.dir.write("wrong.txt", "a wrong secret\n")
         // A scrypt stanza asking for 2^23: the format's own test vector.
         let vector = String(decoding: Self.bytes(Repository.root + "/Tests/Resources/age-testkit/scrypt_work_factor_23"), as: UTF8.self)
         let ageFile = try #require(vector.range(of: "\n\n")).upperBound
-        f.dir.write("wf23.age", Data(vector[ageFile...].utf8))
+        f.dir.write("wf23.json.gz.age", Data(vector[ageFile...].utf8))
         f.dir.write("right.txt", "the right one\n")
         _ = try Self.sh("chmod 600 *.txt", in: f.dir)
         let cases: [(file: String, key: String, expected: String)] = [
-            ("pass.age", "--passphrase-file wrong.txt", "pass.age: wrong passphrase"),
-            ("enc.age", "-i other.txt", "enc.age: no identity matches: the file is encrypted to 1 stanza(s) of type X25519"),
-            ("header.age", "-i key.txt", "header.age: the age header is damaged"),
-            ("mac.age", "-i key.txt", "mac.age: the age header's MAC does not match"),
-            ("flipped.age", "-i key.txt", "flipped.age: chunk \(chunkCount - 1) at offset \(headerEnd + 16 + (chunkCount - 1) * 65_552) fails its authentication tag"),
-            ("cut.age", "-i key.txt", "cut.age: the file ends after chunk 1 without a final chunk (at offset \(headerEnd + 16 + 2 * 65_552)): it was cut short"),
-            ("enc.age", "-i bad-identity.txt", "bad-identity.txt, line 2: not an age X25519 identity"),
-            ("enc.age", "-i pq-identity.txt", "pq-identity.txt, line 1: identities of type AGE-SECRET-KEY-PQ-1"),
-            ("wf23.age", "--passphrase-file right.txt", "wf23.age: the scrypt work factor 23 is above the limit of 22"),
+            ("pass.json.gz.age", "--passphrase-file wrong.txt", "pass.json.gz.age: wrong passphrase"),
+            ("enc.json.gz.age", "-i other.txt", "enc.json.gz.age: no identity matches: the file is encrypted to 1 stanza(s) of type X25519"),
+            ("header.json.gz.age", "-i key.txt", "header.json.gz.age: the age header is damaged"),
+            ("mac.json.gz.age", "-i key.txt", "mac.json.gz.age: the age header's MAC does not match"),
+            ("flipped.json.gz.age", "-i key.txt", "flipped.json.gz.age: chunk \(chunkCount - 1) at offset \(headerEnd + 16 + (chunkCount - 1) * 65_552) fails its authentication tag"),
+            ("cut.json.gz.age", "-i key.txt", "cut.json.gz.age: the file ends after chunk 1 without a final chunk (at offset \(headerEnd + 16 + 2 * 65_552)): it was cut short"),
+            ("enc.json.gz.age", "-i bad-identity.txt", "bad-identity.txt, line 2: not an age X25519 identity"),
+            ("enc.json.gz.age", "-i pq-identity.txt", "pq-identity.txt, line 1: identities of type AGE-SECRET-KEY-PQ-1"),
+            ("wf23.json.gz.age", "--passphrase-file right.txt", "wf23.json.gz.age: the scrypt work factor 23 is above the limit of 22"),
         ]
         for (file, key, expected) in cases {
             let result = try Self.sh("\"$PA\" import \(file) \(key) --store store --replace", in: f.dir, expectingSuccess: false)
@@ -220,10 +220,10 @@ struct EncryptionCLITests {
         var plain = Self.bytes(Repository.sampleFormat1)
         plain += [UInt8](repeating: 0x20, count: 65_536 - plain.count % 65_536)
         f.dir.write("exact.json", Data(plain))
-        try Self.sh("age -e -r \(f.publicKey) -o exact.age exact.json && printf 'appended' >> exact.age", in: f.dir)
-        let result = try Self.sh("\"$PA\" inspect exact.age -i key.txt", in: f.dir, expectingSuccess: false)
+        try Self.sh("age -e -r \(f.publicKey) -o exact.json.gz.age exact.json && printf 'appended' >> exact.json.gz.age", in: f.dir)
+        let result = try Self.sh("\"$PA\" inspect exact.json.gz.age -i key.txt", in: f.dir, expectingSuccess: false)
         #expect(result.exitCode == 1)
-        #expect(result.stderr.contains("exact.age: data follows the final chunk"), "\(result.stderr)")
+        #expect(result.stderr.contains("exact.json.gz.age: data follows the final chunk"), "\(result.stderr)")
     }
 
     @Test("export -o DIR with a recipient names the file .json.gz.age; prune reads an encrypted newest archive's header without keys")
@@ -247,8 +247,8 @@ struct EncryptionCLITests {
     func noPlaintextOnDisk() throws {
         let f = try Fixture()
         // A temporary directory that cannot be used: an export that staged the plain archive there would fail.
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey)", in: f.dir, environment: ["TMPDIR": f.dir.file("missing")])
-        try Self.sh("age -d -i key.txt enc.age | gunzip -t", in: f.dir)
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age -r \(f.publicKey)", in: f.dir, environment: ["TMPDIR": f.dir.file("missing")])
+        try Self.sh("age -d -i key.txt enc.json.gz.age | gunzip -t", in: f.dir)
         // To standard output it stages the archive in a private scratch directory, removed after.
         let scratch = f.dir.file("tmp")
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
@@ -260,24 +260,24 @@ struct EncryptionCLITests {
     @Test("a key option on an endless device or on standard input that is the archive is refused, bounded")
     func keyFilesAreBounded() throws {
         let f = try Fixture()
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey)", in: f.dir)
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age -r \(f.publicKey)", in: f.dir)
         for option in ["--passphrase-file /dev/zero", "-i /dev/zero", "-i /dev/urandom"] {
-            let result = try Self.sh("\"$PA\" inspect enc.age \(option)", in: f.dir, expectingSuccess: false)
+            let result = try Self.sh("\"$PA\" inspect enc.json.gz.age \(option)", in: f.dir, expectingSuccess: false)
             #expect(result.exitCode == 1, "\(option)")
             #expect(result.stderr.contains("is larger than 1048576 bytes: not a key file"), "\(option): \(result.stderr)")
         }
-        let twice = try Self.sh("\"$PA\" inspect - -i /dev/stdin < enc.age", in: f.dir, expectingSuccess: false)
+        let twice = try Self.sh("\"$PA\" inspect - -i /dev/stdin < enc.json.gz.age", in: f.dir, expectingSuccess: false)
         #expect(twice.exitCode == 64)
         #expect(twice.stderr.contains("is standard input, which is the archive"))
         // A pipe is a fine key file (process substitution, `pass show`).
-        try Self.sh("cat enc.age | \"$PA\" inspect - -i /dev/fd/3 3< key.txt >/dev/null", in: f.dir)
+        try Self.sh("cat enc.json.gz.age | \"$PA\" inspect - -i /dev/fd/3 3< key.txt >/dev/null", in: f.dir)
     }
 
     @Test("a file cut inside its first chunk says it may be cut short")
     func cutInsideTheFirstChunk() throws {
         let f = try Fixture()
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && head -c 2000 enc.age > cut.age", in: f.dir)
-        let result = try Self.sh("\"$PA\" inspect cut.age -i key.txt", in: f.dir, expectingSuccess: false)
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age -r \(f.publicKey) && head -c 2000 enc.json.gz.age > cut.json.gz.age", in: f.dir)
+        let result = try Self.sh("\"$PA\" inspect cut.json.gz.age -i key.txt", in: f.dir, expectingSuccess: false)
         #expect(result.exitCode == 1)
         #expect(result.stderr.contains("chunk 0 at offset") && result.stderr.contains("cut short inside it"), "\(result.stderr)")
     }

@@ -82,9 +82,11 @@ struct MemoryBoundTests {
     /// Runs each command on `archive` (and, for an archive that imports, export and
     /// `verify --store` of the store it makes), expecting `exitCode` and a peak under the bound.
     private func expectBounded(_ archive: String, exitCode: Int32, in dir: TemporaryDirectory, _ what: String) throws {
-        var commands = [["inspect", archive, "-q"], ["verify", archive, "-q"], ["import", archive, "--store", dir.file("store-\(what)"), "-q"]]
+        var commands = [["inspect", archive, "-q"], ["verify", archive, "-q"], ["tables", archive, "-o", dir.file("tables-\(what)"), "-q"],
+                        ["import", archive, "--store", dir.file("store-\(what)"), "-q"]]
         if exitCode == 0 {
             commands += [["export", "--store", dir.file("store-\(what)"), "-o", dir.file("\(what).json.gz"), "-q"],
+                         ["tables", "--store", dir.file("store-\(what)"), "-o", dir.file("tables-store-\(what)"), "--format", "ndjson", "-q"],
                          ["verify", dir.file("\(what).json.gz"), "--store", dir.file("store-\(what)"), "-q"]]
         }
         #expect(Self.baseline > 0, "no baseline peak")

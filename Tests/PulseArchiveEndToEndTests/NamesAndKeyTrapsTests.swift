@@ -58,11 +58,11 @@ import PulseAge
     @Test("an identity file given as --passphrase-file is refused, pointing to --identity and --recipient")
     func identityFileAsPassphraseFile() throws {
         let f = try Fixture()
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && age-keygen -o theirs.txt 2>/dev/null"
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age -r \(f.publicKey) && age-keygen -o theirs.txt 2>/dev/null"
                     + " && printf '\\357\\273\\277' > bom-key.txt && grep AGE-SECRET-KEY theirs.txt >> bom-key.txt && chmod 600 bom-key.txt", in: f.dir)
         let before = try Self.entries(f.dir)
         // bom-key.txt: the bare secret-key line after a byte order mark, as an editor saves it.
-        for (command, file) in [("export --store store -o p.json.gz.age", "key.txt"), ("inspect enc.age", "key.txt"),
+        for (command, file) in [("export --store store -o p.json.gz.age", "key.txt"), ("inspect enc.json.gz.age", "key.txt"),
                                 ("export --store store -o p.json.gz.age", "theirs.txt"), ("prune . --keep-last 1", "theirs.txt"),
                                 ("export --store store -o p.json.gz.age", "bom-key.txt")] {
             let result = try Self.sh("\"$PA\" \(command) --passphrase-file \(file) </dev/null", in: f.dir, expectingSuccess: false)
@@ -107,14 +107,14 @@ import PulseAge
     @Test("an age file whose line ends were converted to CR LF says so")
     func crlfMangledFile() throws {
         let f = try Fixture()
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey)", in: f.dir)
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age -r \(f.publicKey)", in: f.dir)
         var mangled: [UInt8] = []
-        for byte in EncryptionCLITests.bytes(f.dir.file("enc.age")) {
+        for byte in EncryptionCLITests.bytes(f.dir.file("enc.json.gz.age")) {
             if byte == 0x0A { mangled.append(0x0D) }
             mangled.append(byte)
         }
-        f.dir.write("mangled.age", Data(mangled))
-        for command in ["inspect mangled.age -i key.txt", "inspect mangled.age", "verify mangled.age -i key.txt"] {
+        f.dir.write("mangled.json.gz.age", Data(mangled))
+        for command in ["inspect mangled.json.gz.age -i key.txt", "inspect mangled.json.gz.age", "verify mangled.json.gz.age -i key.txt"] {
             let result = try Self.sh("\"$PA\" \(command) </dev/null", in: f.dir, expectingSuccess: false)
             #expect(result.exitCode == 1, "\(command)")
             #expect(result.stderr.contains("line ends were converted to CR LF") || result.stdout.contains("line ends were converted to CR LF"), "\(command): \(result.stderr)")
@@ -125,16 +125,16 @@ import PulseAge
     @Test("an identity file in lower case is refused, as the age tool refuses it")
     func lowerCaseIdentity() throws {
         let f = try Fixture()
-        try Self.sh("\"$PA\" export --store store -o enc.age -r \(f.publicKey) && tr 'A-Z' 'a-z' < key.txt > lower.txt && chmod 600 lower.txt", in: f.dir)
-        let theirs = try Self.sh("age -d -i lower.txt -o /dev/null enc.age", in: f.dir, expectingSuccess: false)
+        try Self.sh("\"$PA\" export --store store -o enc.json.gz.age -r \(f.publicKey) && tr 'A-Z' 'a-z' < key.txt > lower.txt && chmod 600 lower.txt", in: f.dir)
+        let theirs = try Self.sh("age -d -i lower.txt -o /dev/null enc.json.gz.age", in: f.dir, expectingSuccess: false)
         #expect(theirs.exitCode != 0, "age accepted a lower-case identity: \(theirs.stderr)")
-        let ours = try Self.sh("\"$PA\" inspect enc.age -i lower.txt", in: f.dir, expectingSuccess: false)
+        let ours = try Self.sh("\"$PA\" inspect enc.json.gz.age -i lower.txt", in: f.dir, expectingSuccess: false)
         #expect(ours.exitCode == 1)
         #expect(ours.stderr.contains("lower.txt, line 3") && ours.stderr.contains("upper case"), "\(ours.stderr)")
         let secret = String(decoding: EncryptionCLITests.bytes(f.dir.file("lower.txt")), as: UTF8.self).split(separator: "\n").last ?? ""
         #expect(!ours.stderr.contains(String(secret.dropFirst(16).prefix(12))))
         // The upper-case file opens it, with both tools.
-        try Self.sh("age -d -i key.txt -o /dev/null enc.age && \"$PA\" inspect enc.age -i key.txt >/dev/null", in: f.dir)
+        try Self.sh("age -d -i key.txt -o /dev/null enc.json.gz.age && \"$PA\" inspect enc.json.gz.age -i key.txt >/dev/null", in: f.dir)
     }
 
     @Test("an upper-case recipient (AGE1…) is refused before any work, as the real age refuses it; the lower-case one works with both")

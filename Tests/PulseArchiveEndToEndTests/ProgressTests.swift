@@ -26,7 +26,7 @@ struct ProgressTests {
         return String(decoding: output, as: UTF8.self)
     }
 
-    @Test("import and export draw a progress line on a terminal, none when piped or with --quiet",
+    @Test("import, export and tables draw a progress line on a terminal, none when piped or with --quiet",
           .enabled(if: Capability.enabled(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"))))
     func progressLine() throws {
         try Capability.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "/usr/bin/script (util-linux, bsdutils) for a pseudo-terminal")
@@ -38,6 +38,11 @@ struct ProgressTests {
         #expect(onTerminal.contains("Importing: ") && onTerminal.contains("rows/s") && onTerminal.contains("ETA"))
         let exportOnTerminal = try runOnTerminal(["export", "--store", dir.file("a"), "-o", dir.file("e.json.gz")])
         #expect(exportOnTerminal.contains("Exporting: ") && exportOnTerminal.contains("rows/s"))
+        for source in [[dir.file("big.json.gz")], ["--store", dir.file("a")]] {
+            let tables = try runOnTerminal(["tables"] + source + ["-o", dir.file("t\(source.count)")])
+            #expect(tables.contains("Writing tables: ") && tables.contains("rows/s"), "\(source)")
+        }
+        #expect(!(try runOnTerminal(["tables", dir.file("big.json.gz"), "-o", dir.file("tq"), "-q"])).contains("rows/s"))
 
         let quiet = try runOnTerminal(["import", dir.file("big.json.gz"), "--store", dir.file("b"), "--quiet"])
         #expect(!quiet.contains("rows/s"))

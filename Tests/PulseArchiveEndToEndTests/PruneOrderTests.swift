@@ -44,6 +44,17 @@ import PulseSystem
         }
     }
 
+    /// The default names' stems (`pulseloop-backup-<yyyy-MM-dd-HHmm>`) of this minute and the
+    /// next in UTC, the tests' `TZ`: an export run now falls in one of them.
+    static func stemsOfThisMinuteAndNext() -> [String] {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd-HHmm"
+        let now = Date()
+        return [now, now.addingTimeInterval(60)].map { "pulseloop-backup-" + formatter.string(from: $0) }
+    }
+
     static func kept(_ result: CLI.Result) -> [String] {
         (result.json["kept"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }
     }
@@ -127,13 +138,7 @@ import PulseSystem
         let f = try Fixture()
         // This minute's and the next's names, as two exports and a prune of the base name
         // leave them: whichever minute the export falls in, -2 is there and the base name free.
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd-HHmm"
-        let now = Date()
-        for minute in [now, now.addingTimeInterval(60)] {
-            let stem = "pulseloop-backup-" + formatter.string(from: minute)
+        for stem in Self.stemsOfThisMinuteAndNext() {
             try FileManager.default.copyItem(atPath: Repository.sampleFormat2, toPath: f.backups + "/" + stem + "-2.json.gz")
         }
         let made = try f.export(zone: "UTC")

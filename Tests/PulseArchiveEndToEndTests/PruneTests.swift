@@ -158,12 +158,12 @@ import PulseSystem
         let outside = TemporaryDirectory()
         try FileManager.default.copyItem(atPath: Repository.sampleFormat2, toPath: outside.file("target.json.gz"))
         let ignoredFiles = [
-            "notes.txt", Self.prefix + "2021-05-05-1300.json", Self.prefix + "2021-02-30-1200.json.gz",
+            "notes.txt", Self.prefix + "2021-05-05-1300.gz", Self.prefix + "2021-02-30-1200.json.gz",
             Self.prefix + "2021-05-05-2400.json.gz", Self.prefix + "2021-05-05-1260.json.gz",
             Self.prefix + "2021-05-05-1300-1.json.gz", Self.prefix + "2021-05-05-1300-02.json.gz",
             Self.prefix + "2021-05-05-1300-0.json.gz", Self.prefix + "2021-05-05-1300-x.json.gz",
             Self.prefix + "2021-5-05-1300.json.gz", Self.prefix + "2021-05-05-1300.json.gz.bak",
-            "PULSELOOP-BACKUP-2021-05-05-1300.json.gz", Self.prefix + "2021-05-05-1300.json.age",
+            "PULSELOOP-BACKUP-2021-05-05-1300.json.gz", Self.prefix + "2021-05-05-1300.age", Self.prefix + "2021-05-05-1300.json.gz.json",
         ]
         for file in ignoredFiles {
             try FileManager.default.copyItem(atPath: Repository.sampleFormat2, toPath: dir.file(file))

@@ -3,8 +3,10 @@ import PulseSystem
 
 /// Writes an archive in the app's dialect, one row at a time.
 ///
-/// The envelope's small keys come first (`appVersion`, `counts`, `exportedAt`,
-/// `formatVersion`) so a reader learns the version early; the rest follow sorted by key.
+/// `formatVersion` comes first, so a reader refuses a newer format before it touches any data,
+/// then `appVersion`; the tables and the rest follow sorted by key, and the two fields that
+/// change every night, `counts` and `exportedAt`, come last: a deduplicating backup (restic,
+/// borg, kopia) of the plain JSON then finds the start of the file unchanged (docs/backups.md).
 public enum ArchiveWriter {
     /// Writes `content` to `sink` and finishes the sink.
     /// - Returns: the rows written per table key (extension tables included when written).
@@ -40,13 +42,12 @@ public enum ArchiveWriter {
             sections += [("documents", .documents(stubs: false)), ("documentStubs", .documents(stubs: true)), ("documentFiles", .documentFiles)]
         }
         sections += extensions.map { ($0.rawValue, .extensionTable($0)) }
-        let envelope: [(String, Section)] = [
-            ("appVersion", .appVersion), ("counts", .counts), ("exportedAt", .exportedAt), ("formatVersion", .formatVersion),
-        ]
+        let leading: [(String, Section)] = [("formatVersion", .formatVersion), ("appVersion", .appVersion)]
+        let volatile: [(String, Section)] = [("counts", .counts), ("exportedAt", .exportedAt)]
         if options.envelopeKeysFirst {
-            sections = envelope + sections.sorted { utf8Precedes($0.0, $1.0) }
+            sections = leading + sections.sorted { utf8Precedes($0.0, $1.0) } + volatile
         } else {
-            sections = (envelope + sections).sorted { utf8Precedes($0.0, $1.0) }
+            sections = (leading + sections + volatile).sorted { utf8Precedes($0.0, $1.0) }
         }
 
         out.byte(JSONByte.openBrace)

@@ -6,8 +6,9 @@ public struct ArchiveWriterOptions: Sendable {
     public var appVersion: String
     /// Milliseconds since 1970.
     public var exportedAt: Int64
-    /// Puts `appVersion`, `counts`, `exportedAt` and `formatVersion` before the tables so a
-    /// reader learns the version early (our files). False sorts every key, as the app does.
+    /// Puts `formatVersion` and `appVersion` before the tables, so a reader learns the version
+    /// before any data, and `counts` and `exportedAt`, which change every night, after
+    /// everything (our files; `ArchiveWriter`). False sorts every key, as the app does.
     public var envelopeKeysFirst: Bool
     /// The limits of the reader that will read the archive back: a value past one is refused,
     /// named, before anything is written.

@@ -1,0 +1,123 @@
+import PulseArchive
+import PulseSystem
+
+/// The rows of an extension table on their way to a CSV file. Their columns are the keys the
+/// rows have, known only once every row is seen: so the rows wait in an unnamed scratch file
+/// (memory stays flat), one compact JSON object a line, while the keys and the kinds of their
+/// values are gathered; then they are read back and written as records.
+final class ExtensionSpool {
+    /// The kinds of value seen in one column, null aside.
+    private struct Kinds: OptionSet {
+        let rawValue: Int
+        static let text = Kinds(rawValue: 1)
+        static let integer = Kinds(rawValue: 2)
+        static let real = Kinds(rawValue: 4)
+        static let boolean = Kinds(rawValue: 8)
+        static let nested = Kinds(rawValue: 16)
+        /// A string in the archive's exact date form (`2026-02-28T21:23:01.310Z`).
+        static let date = Kinds(rawValue: 32)
+    }
+
+    private let file: ScratchFile
+    private var kinds: [ByteKey: Kinds] = [:]
+    private var line: [UInt8] = []
+
+    init() throws {
+        file = try ScratchFile(in: PrivateFiles.temporaryBase)
+    }
+
+    func add(_ row: JSONNode) throws {
+        for (key, value) in row.objectValue ?? [:] {
+            let kind: Kinds
+            switch value {
+            case .null: kind = []
+            case .string(let text): kind = Self.isArchiveDate(text) ? .date : .text
+            // Integer only when the literal is one (`420`, not `420.0`): the cell is the literal.
+            case .number(let literal): kind = literal.utf8.allSatisfy({ $0 == 0x2D || ($0 >= 0x30 && $0 <= 0x39) }) ? .integer : .real
+            case .bool: kind = .boolean
+            case .object, .array: kind = .nested
+            }
+            kinds[key, default: []].formUnion(kind)
+        }
+        line.removeAll(keepingCapacity: true)
+        row.appendJSON(to: &line)
+        line.append(0x0A)
+        try line.withUnsafeBytes { try file.append($0) }
+    }
+
+    /// Every key any row has, sorted by UTF-8 bytes as an export writes them, with a type that
+    /// holds every value of the column: one kind gives its type (integers among reals: real;
+    /// dates among other strings: text), anything else is JSON text.
+    var columns: [TableColumn] {
+        kinds.keys.sorted().map { key in
+            let seen = kinds[key]!
+            let type: ColumnType
+            switch seen {
+            case [], .text, [.text, .date]: type = .text
+            case .date: type = .date
+            case .integer: type = .integer
+            case .real, [.integer, .real]: type = .real
+            case .boolean: type = .boolean
+            default: type = .json
+            }
+            return TableColumn(key.text, type)
+        }
+    }
+
+    /// Whether `text` is a date exactly as the archive writes one: the Android port's dates are
+    /// converted to that form on read, so a column of them is a date column.
+    private static func isArchiveDate(_ text: String) -> Bool {
+        guard text.utf8.count == 24, let millis = ArchiveDate.parse(text) else { return false }
+        return (try? ArchiveDate.format(millis)) == text
+    }
+
+    /// Reads the rows back and writes each as a record of `file` (whose columns are `columns`).
+    func writeRows(to section: SectionFile) throws {
+        let keys = section.columns.map { (ByteKey($0.name), $0.type == .json) }
+        let unbounded = ArchiveLimits(maxStringBytes: .max, maxWholeValueBytes: .max)
+        try forEachLine { bytes in
+            let row = try JSONNode.parse(bytes, limits: unbounded, what: "\(section.key) row").objectValue ?? [:]
+            try section.writeRow { out in
+                for (i, (key, isJSON)) in keys.enumerated() {
+                    if i > 0 { out.append(CSVText.comma) }
+                    guard let value = row[key] else { continue }
+                    Self.appendCell(value, asJSON: isJSON, to: &out)
+                }
+                out.append(contentsOf: CSVText.recordEnd)
+            }
+        }
+    }
+
+    /// A value as a cell: JSON text in a JSON column; else a string's text, a number's
+    /// literal, `true`/`false`; null as an empty field.
+    private static func appendCell(_ value: JSONNode, asJSON: Bool, to out: inout [UInt8]) {
+        var text: [UInt8] = []
+        switch value {
+        case .null: return
+        case .string(let s) where !asJSON: text = Array(s.utf8)
+        default: value.appendJSON(to: &text)
+        }
+        text.withUnsafeBufferPointer { CSVText.appendField($0, to: &out) }
+    }
+
+    /// Hands each line of the scratch file to `body`, without its newline.
+    private func forEachLine(_ body: ([UInt8]) throws -> Void) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ArchiveBytes.pieceSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        var pending: [UInt8] = []
+        while offset < file.count {
+            let n = try file.read(into: buffer, at: offset)
+            guard n > 0 else { throw ArchiveError(.io, "a scratch file ended after \(offset) of its \(file.count) bytes") }
+            offset += Int64(n)
+            for byte in UnsafeRawBufferPointer(rebasing: buffer[0..<n]) {
+                if byte == 0x0A {
+                    try body(pending)
+                    pending.removeAll(keepingCapacity: true)
+                } else {
+                    pending.append(byte)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+import PulseAge
+@testable import PulseTestSupport
+@testable import PulseStoreTestSupport
+
+/// `export --compression none` through the built binary (docs/cli.md, docs/backups.md): the
+/// plain JSON the gzip archive inflates to, names that say which it is, every reader taking it,
+/// `prune` ordering it, and the nightly restic job of docs/backups.md run as written.
+@Suite("Plain exports and nightly backups")
+struct PlainExportTests {
+    @discardableResult
+    static func sh(_ script: String, in dir: TemporaryDirectory, environment: [String: String] = [:], expectingSuccess: Bool = true) throws -> CLI.Result {
+        try EncryptionCLITests.sh(script, in: dir, environment: environment, expectingSuccess: expectingSuccess)
+    }
+
+    static func bytes(_ path: String) -> [UInt8] { EncryptionCLITests.bytes(path) }
+
+    /// The instant every export of these tests records.
+    static let epoch = ["SOURCE_DATE_EPOCH": "1773600000"]
+
+    /// A store and its gzip export at `epoch`.
+    struct Fixture {
+        let dir = TemporaryDirectory()
+
+        init(days: Int = 6) throws {
+            try StoreFixtures.demoStore(dir.file("store"), days: days)
+            try sh("\"$PA\" export --store store -o gzip.json.gz -q", in: dir, environment: PlainExportTests.epoch)
+        }
+    }
+
+    @Test("--compression none writes exactly the bytes the gzip export inflates to: to a file, to -, and under the default name in a directory")
+    func plainIsTheInflatedGzip() throws {
+        let f = try Fixture()
+        try Self.sh("gzip -dc gzip.json.gz > inflated.json", in: f.dir)
+        let inflated = Self.bytes(f.dir.file("inflated.json"))
+        try Self.sh("\"$PA\" export --store store --compression none -o plain.json -q", in: f.dir, environment: Self.epoch)
+        try Self.sh("\"$PA\" export --store store --compression none -o - -q > stream.json", in: f.dir, environment: Self.epoch)
+        try Self.sh("mkdir backups && \"$PA\" export --store store --compression none -o backups -q > path.txt", in: f.dir, environment: Self.epoch)
+        #expect(inflated.count > 10_000)
+        #expect(Self.bytes(f.dir.file("plain.json")) == inflated)
+        #expect(Self.bytes(f.dir.file("stream.json")) == inflated)
+        let path = String(decoding: Self.bytes(f.dir.file("path.txt")), as: UTF8.self).trimmingCharacters(in: .newlines)
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        #expect(name.hasPrefix("pulseloop-backup-") && name.hasSuffix(".json") && name.count == "pulseloop-backup-2026-03-15-1840.json".count, "\(name)")
+        #expect(Self.bytes(f.dir.file(path)) == inflated)
+        #expect(StoreFixtures.mode(f.dir.file(path)) == 0o600)
+        // The file's time is the export's instant, what prune dates a plain backup by.
+        let time = try FileManager.default.attributesOfItem(atPath: f.dir.file(path))[.modificationDate] as? Date
+        #expect(time?.timeIntervalSince1970 == 1_773_600_000)
+        // A second plain export of the same minute takes the suffix, as gzip ones do.
+        let second = try Self.sh("\"$PA\" export --store store --compression none -o backups -q", in: f.dir, environment: Self.epoch)
+        #expect(second.stdout.hasSuffix("-2.json\n"), "\(second.stdout)")
+        // The version first, the fields that change every night last (docs/backups.md).
+        let text = String(decoding: inflated, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"formatVersion":2,"appVersion":"pulse-archive "#))
+        #expect(text.hasSuffix(#""exportedAt":"2026-03-15T18:40:00.000Z"}"#))
+        #expect(text.range(of: #","counts":{"#)!.lowerBound > text.range(of: #""wearableLogs":["#)!.lowerBound)
+    }
+
+    @Test("inspect, verify, import and diff read the plain export from a file and from standard input")
+    func readersTakeThePlainForm() throws {
+        let f = try Fixture()
+        try Self.sh("\"$PA\" export --store store --compression none -o plain.json -q", in: f.dir, environment: Self.epoch)
+        for source in ["plain.json", "- < plain.json"] {
+            let inspected = try Self.sh("\"$PA\" inspect \(source) --json", in: f.dir)
+            #expect(inspected.json["compressed"] as? Bool == false, "\(source)")
+            #expect(inspected.json["exportedAt"] as? String == "2026-03-15T18:40:00.000Z", "\(source)")
+            #expect(inspected.json["formatVersion"] as? Int == 2)
+            #expect((inspected.json["declaredCounts"] as? [String: Any])?["measurements"] != nil)
+            let verified = try Self.sh("\"$PA\" verify \(source) --json", in: f.dir)
+            #expect(verified.json["ok"] as? Bool == true, "\(source): \(verified.stdout)")
+            // Both forms hold the same rows, settings, attachments and documents.
+            #expect(try Self.sh("\"$PA\" diff gzip.json.gz \(source) --exit-code", in: f.dir).exitCode == 0)
+        }
+        try Self.sh("\"$PA\" import plain.json --store fromFile --no-backfill -q", in: f.dir)
+        try Self.sh("cat plain.json | \"$PA\" import - --store fromPipe --no-backfill -q", in: f.dir)
+        let original = try StoreSnapshot(store: f.dir.file("store"))
+        #expect(try StoreSnapshot(store: f.dir.file("fromFile")).sameContent(as: original))
+        #expect(try StoreSnapshot(store: f.dir.file("fromPipe")).sameContent(as: original))
+    }
+
+    @Test("names tell the truth: a gzip export's name ends .gz, a plain one's does not (before any .age); usage errors, exit 64, before any work")
+    func namesTellTheTruth() throws {
+        let f = try Fixture()
+        let key = try AgeX25519Identity.generate().recipient.bech32
+        let refused: [(String, String)] = [
+            ("--compression none -o x.json.gz", "ends in .gz"),
+            ("--compression none -o x.JSON.GZ", "ends in .gz"),
+            ("-o x.json", "does not end in .gz"),
+            ("--compression gzip -o x", "does not end in .gz"),
+            ("-o x.json.age -r \(key)", "does not end in .gz"),
+            ("--compression none -o x.json.gz.age -r \(key)", "ends in .gz"),
+            ("--compression zip -o x.json.gz", "must be gzip or none"),
+        ]
+        for (arguments, message) in refused {
+            // A store that does not exist: the name is refused before the store is looked at.
+            let result = try Self.sh("\"$PA\" export --store missing \(arguments)", in: f.dir, expectingSuccess: false)
+            #expect(result.exitCode == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("Error: ") && result.stderr.contains(message) && result.stderr.contains("Usage:"), "\(arguments): \(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.dir.path).sorted() == ["gzip.json.gz", "store"])
+        // Encrypted plain JSON is `….json.age`: age -d gives the plain export, and our readers open it.
+        try Self.sh("\"$PA\" keygen -o key.txt >/dev/null 2>&1 && \"$PA\" export --store store --compression none -o plain.json -q", in: f.dir, environment: Self.epoch)
+        let recipient = try Self.sh("\"$PA\" keygen -y key.txt", in: f.dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try Self.sh("mkdir sealed && \"$PA\" export --store store --compression none -o sealed -r \(recipient) -q > path.txt", in: f.dir, environment: Self.epoch)
+        let path = String(decoding: Self.bytes(f.dir.file("path.txt")), as: UTF8.self).trimmingCharacters(in: .newlines)
+        #expect(path.hasSuffix(".json.age") && !path.contains(".gz"), "\(path)")
+        try Self.sh("age -d -i key.txt -o opened.json '\(path)'", in: f.dir)
+        #expect(Self.bytes(f.dir.file("opened.json")) == Self.bytes(f.dir.file("plain.json")))
+        let inspected = try Self.sh("\"$PA\" inspect '\(path)' -i key.txt --json", in: f.dir)
+        #expect(inspected.json["encrypted"] as? Bool == true && inspected.json["compressed"] as? Bool == false, "\(inspected.stdout)")
+        try Self.sh("\"$PA\" verify '\(path)' -i key.txt -q && \"$PA\" diff gzip.json.gz '\(path)' -i key.txt --exit-code >/dev/null", in: f.dir)
+        try Self.sh("cat '\(path)' | \"$PA\" verify - -i key.txt -q && \"$PA\" import '\(path)' -i key.txt --store fromSealed --no-backfill -q", in: f.dir)
+        #expect(try StoreSnapshot(store: f.dir.file("fromSealed")).sameContent(as: try StoreSnapshot(store: f.dir.file("store"))))
+    }
+
+    @Test("prune takes plain .json backups as candidates, dated by their file time, and reads a plain newest all the way")
+    func prunePlainBackups() throws {
+        let f = try Fixture(days: 2)
+        try Self.sh("mkdir backups", in: f.dir)
+        // A plain backup of this minute and the next, -7: a new one takes -8 whatever its
+        // form (unless the minute after next has come meanwhile).
+        for stem in PruneOrderTests.stemsOfThisMinuteAndNext() {
+            f.dir.write("backups/\(stem)-7.json", "{}")
+        }
+        let sequenced = try Self.sh("\"$PA\" export --store store -o backups -q", in: f.dir).stdout
+        #expect(sequenced.hasSuffix("-8.json.gz\n"), "\(sequenced)")
+        for file in try FileManager.default.contentsOfDirectory(atPath: f.dir.file("backups")) {
+            try FileManager.default.removeItem(atPath: f.dir.file("backups/" + file))
+        }
+        // In the order made (a second apart): gzip, plain, encrypted plain, gzip.
+        let key = try AgeX25519Identity.generate().recipient.bech32
+        var names: [String] = []
+        for (index, extra) in ["", "--compression none", "--compression none -r \(key)", ""].enumerated() {
+            let made = try Self.sh("\"$PA\" export --store store -o backups -q \(extra)", in: f.dir, environment: ["SOURCE_DATE_EPOCH": "\(Int(Date().timeIntervalSince1970) + index)"])
+            names.append(URL(fileURLWithPath: made.stdout.trimmingCharacters(in: .newlines)).lastPathComponent)
+        }
+        #expect(names[0].hasSuffix(".json.gz") && names[1].hasSuffix(".json") && names[2].hasSuffix(".json.age") && names[3].hasSuffix(".json.gz"), "\(names)")
+        // The plain ones as the newest: remove the last gzip one.
+        try FileManager.default.removeItem(atPath: f.dir.file("backups/" + names[3]))
+        let dry = try CLI.run(["prune", f.dir.file("backups"), "--keep-last", "2", "--dry-run", "--json"])
+        #expect(dry.exitCode == 0, "\(dry.stderr)")
+        let kept = dry.json["kept"] as? [[String: Any]] ?? []
+        #expect(kept.compactMap { $0["file"] as? String } == [names[2], names[1]])
+        #expect(kept.compactMap { $0["madeAtFrom"] as? String } == ["file-time", "file-time"])
+        #expect(dry.json["removed"] as? [String] == [names[0]])
+        #expect(dry.json["ignored"] as? [String] == [])
+        // A plain newest that is cut short refuses the prune: nothing is removed.
+        try FileManager.default.removeItem(atPath: f.dir.file("backups/" + names[2]))
+        let plain = f.dir.file("backups/" + names[1])
+        let whole = Self.bytes(plain)
+        let modified = try FileManager.default.attributesOfItem(atPath: plain)[.modificationDate] as! Date
+        try Data(whole.prefix(whole.count / 2)).write(to: URL(fileURLWithPath: plain))
+        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: plain)
+        let refused = try CLI.run(["prune", f.dir.file("backups"), "--keep-last", "1"])
+        #expect(refused.exitCode == 1)
+        #expect(refused.stderr.contains("refusing to prune: the newest archive") && refused.stderr.contains(names[1]), "\(refused.stderr)")
+        #expect(FileManager.default.fileExists(atPath: f.dir.file("backups/" + names[0])))
+        // Whole again, it is read, kept, and the gzip one before it goes.
+        try Data(whole).write(to: URL(fileURLWithPath: plain))
+        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: plain)
+        let pruned = try CLI.run(["prune", f.dir.file("backups"), "--keep-last", "1", "--json"])
+        #expect(pruned.exitCode == 0, "\(pruned.stderr)")
+        #expect(pruned.json["removed"] as? [String] == [names[0]])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.dir.file("backups")) == [names[1]])
+    }
+
+    static let resticAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/restic")
+
+    /// The restic job of docs/backups.md, as written there (its one `bash` block), run with
+    /// `$STORE` and the repository set.
+    static func resticJob() throws -> String {
+        let doc = try String(contentsOfFile: Repository.root + "/docs/backups.md", encoding: .utf8)
+        let job = try #require(doc.components(separatedBy: "```bash\n").dropFirst().first?.components(separatedBy: "```").first)
+        #expect(job.contains("restic backup --stdin --stdin-filename pulseloop.json") && job.contains("pipefail"))
+        return job
+    }
+
+    @Test("restic backs up two nightly plain exports through --stdin; the second restores byte-identical; a failed export leaves no snapshot",
+          .enabled(if: Capability.enabled(resticAvailable)))
+    func resticNightly() throws {
+        try Capability.require(Self.resticAvailable, "restic (Debian's package; .ci/run installs it)")
+        let f = try Fixture(days: 6)
+        try StoreFixtures.demoStore(f.dir.file("store2"), days: 7)
+        let bin = f.dir.file("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/pulse-archive", withDestinationPath: CLI.executable)
+        let environment = ["RESTIC_REPOSITORY": f.dir.file("repo"), "RESTIC_PASSWORD": "nightly", "PATH": bin + ":/usr/bin:/bin",
+                           "RESTIC_CACHE_DIR": f.dir.file("cache")].merging(Self.epoch) { $1 }
+        try Self.sh("restic init -q", in: f.dir, environment: environment)
+        f.dir.write("nightly.sh", try Self.resticJob())
+        for store in ["store", "store2"] {
+            try Self.sh("/bin/bash nightly.sh", in: f.dir, environment: environment.merging(["STORE": store]) { $1 })
+        }
+        try Self.sh("\"$PA\" export --store store2 --compression none -o night2.json -q", in: f.dir, environment: Self.epoch)
+        try Self.sh("restic dump -q latest pulseloop.json > restored.json", in: f.dir, environment: environment)
+        #expect(Self.bytes(f.dir.file("restored.json")) == Self.bytes(f.dir.file("night2.json")))
+        #expect(Self.bytes(f.dir.file("restored.json")).count > 10_000)
+        try Self.sh("restic dump -q latest pulseloop.json | \"$PA\" verify - -q", in: f.dir, environment: environment)
+        let snapshots = { try Self.sh("restic snapshots --json", in: f.dir, environment: environment).stdout }
+        #expect((try JSONSerialization.jsonObject(with: Data(try snapshots().utf8)) as? [Any])?.count == 2)
+        // An export that fails before writing: restic refuses the empty stream ("snapshot is
+        // empty"), and the job exits 1.
+        let empty = try Self.sh("/bin/bash nightly.sh", in: f.dir, environment: environment.merging(["STORE": "missing"]) { $1 },
+                                expectingSuccess: false)
+        #expect(empty.exitCode == 1 && empty.stderr.contains("there is no store at missing"), "\(empty.stderr)")
+        #expect((try JSONSerialization.jsonObject(with: Data(try snapshots().utf8)) as? [Any])?.count == 2)
+        // One that fails after part of the archive went out (a kill while it is copied to the
+        // pipe): restic 0.14 keeps the part as a snapshot, which the job forgets.
+        let cut = f.dir.file("cut")
+        try FileManager.default.createDirectory(atPath: cut, withIntermediateDirectories: false)
+        f.dir.write("cut/pulse-archive", "#!/bin/sh\n\(CLI.executable) \"$@\" | head -c 20000\nexit 1\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: f.dir.file("cut/pulse-archive"))
+        let partial = try Self.sh("/bin/bash nightly.sh", in: f.dir, environment: environment.merging(["STORE": "store", "PATH": cut + ":/usr/bin:/bin"]) { $1 },
+                                  expectingSuccess: false)
+        #expect(partial.exitCode == 1, "\(partial.stderr)")
+        #expect(partial.stdout.contains("1 snapshots have been removed"), "\(partial.stdout)")
+        #expect((try JSONSerialization.jsonObject(with: Data(try snapshots().utf8)) as? [Any])?.count == 2)
+        try Self.sh("restic dump -q latest pulseloop.json | cmp - night2.json", in: f.dir, environment: environment)
+    }
+}
