@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "fuzz-readiness", targets: ["fuzz-readiness"]),
         .executable(name: "fuzz-closure-pipeline", targets: ["fuzz-closure-pipeline"]),
         .executable(name: "fuzz-age-decryptor", targets: ["fuzz-age-decryptor"]),
+        .executable(name: "fuzz-gadgetbridge-reader", targets: ["fuzz-gadgetbridge-reader"]),
     ],
     targets: [
         // C libraries at the edge: module maps only.
@@ -37,6 +38,12 @@ let package = Package(
             name: "CCrypto",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        // libzip: reads Gadgetbridge's backup ZIP (PulseGadgetbridge's ZipArchive owns its handles).
+        .systemLibrary(
+            name: "CZip",
+            pkgConfig: "libzip",
+            providers: [.apt(["libzip-dev"]), .brew(["libzip"])]
         ),
         // Message digests through libcrypto (SHA-1 for name-based UUIDs and fingerprints, SHA-256):
         // general hashing, apart from the age format.
@@ -70,10 +77,14 @@ let package = Package(
         // A directory of backups: the names of the scheme, the retention policy of `prune`,
         // the check of the newest archive, the removal of exact entries. No store.
         .target(name: "PulseBackups", dependencies: ["PulseSystem", "PulseArchive", "PulseAge"]),
+        // A Gadgetbridge history (its SQLite database, or the backup ZIP holding it) read and
+        // mapped onto the archive's rows (docs/gadgetbridge.md). No store.
+        .target(name: "PulseGadgetbridge", dependencies: ["CZip", "PulseSystem", "PulseArchive", "PulseSQLite"]),
         // `tables`: an archive's or a store's content as a folder of CSV or NDJSON files. No store.
         .target(name: "PulseTables", dependencies: ["PulseArchive", "PulseDigest", "PulseSystem"]),
         // Argument parsing, commands, progress and reports.
-        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups", "PulseAge", "PulseTables"]),
+        .target(name: "PulseArchiveCLI", dependencies: ["PulseSystem", "PulseArchive", "PulseStore", "PulseVerify", "ReadinessChart", "PulseDemo", "PulseBackups", "PulseAge", "PulseTables",
+                                                        "PulseGadgetbridge"]),
         .executableTarget(name: "pulse-archive", dependencies: ["PulseArchiveCLI"]),
         // Writes the golden files in Archives/ once; refuses to overwrite them.
         .executableTarget(name: "make-sample-archives", dependencies: ["PulseArchive", "PulseStore", "PulseDemo"]),
@@ -86,12 +97,14 @@ let package = Package(
         .executableTarget(name: "fuzz-readiness", dependencies: ["Readiness", "ReadinessChart"], path: "Tests/Fuzz/readiness"),
         .executableTarget(name: "fuzz-closure-pipeline", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "PulseStore", "PulseVerify"], path: "Tests/Fuzz/closure-pipeline"),
         .executableTarget(name: "fuzz-age-decryptor", dependencies: ["PulseSystem", "PulseAge"], path: "Tests/Fuzz/age-decryptor"),
+        .executableTarget(name: "fuzz-gadgetbridge-reader", dependencies: ["PulseSystem", "PulseArchive", "PulseGadgetbridge"], path: "Tests/Fuzz/gadgetbridge-reader"),
         // Tests (docs/testing.md). Unit tests: one target per module, linking that module, its
         // dependencies and the support below. Support: regular targets under Tests/, which the test
         // targets import with @testable (their declarations stay internal).
         .target(name: "PulseTestSupport", dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments"], path: "Tests/PulseTestSupport"),
         .target(name: "PulseStoreTestSupport", dependencies: ["PulseTestSupport", "PulseSystem", "PulseArchive", "PulseSQLite", "PulseStore", "PulseDemo"],
                 path: "Tests/PulseStoreTestSupport"),
+        .target(name: "GadgetbridgeTestSupport", dependencies: ["CZip", "PulseSQLite"], path: "Tests/GadgetbridgeTestSupport"),
         .testTarget(name: "ReadinessTests", dependencies: ["Readiness"]),
         .testTarget(name: "PulseAgeTests", dependencies: ["PulseAge", "PulseDigest", "PulseSystem", "CZlib"]),
         .testTarget(name: "PulseArchiveTests", dependencies: ["PulseArchive", "PulseSystem", "PulseTestSupport"]),
@@ -99,13 +112,15 @@ let package = Package(
         .testTarget(name: "PulseSQLiteTests", dependencies: ["PulseSQLite", "PulseSystem"]),
         .testTarget(name: "PulseStoreTests", dependencies: ["PulseStore", "PulseArchive", "PulseSQLite", "PulseSystem", "Readiness", "PulseTestSupport", "PulseStoreTestSupport"]),
         .testTarget(name: "PulseTablesTests", dependencies: ["PulseTables", "PulseArchive", "PulseSystem"]),
+        .testTarget(name: "PulseGadgetbridgeTests", dependencies: ["PulseGadgetbridge", "PulseArchive", "PulseSQLite", "PulseSystem", "GadgetbridgeTestSupport", "PulseTestSupport"]),
         .testTarget(name: "PulseVerifyTests", dependencies: ["PulseVerify", "PulseStore", "PulseSQLite", "PulseArchive", "PulseTestSupport"]),
         // The binary-driven tests: they run an optimized `pulse-archive` (docs/testing.md), and
         // check the store and archives it leaves with the modules themselves.
         .testTarget(
             name: "PulseArchiveEndToEndTests",
             dependencies: ["PulseSystem", "PulseArchive", "PulseDocuments", "Readiness", "ReadinessChart", "PulseStore", "PulseVerify",
-                           "PulseDemo", "PulseBackups", "PulseArchiveCLI", "PulseAge", "PulseDigest", "PulseSQLite", "PulseTables", "PulseTestSupport", "PulseStoreTestSupport"]
+                           "PulseDemo", "PulseBackups", "PulseArchiveCLI", "PulseAge", "PulseDigest", "PulseSQLite", "PulseTables", "PulseTestSupport", "PulseStoreTestSupport",
+                           "PulseGadgetbridge", "GadgetbridgeTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -276,3 +276,20 @@ done
 
 # One more night in restic (defined above, with the reasons).
 nightly_growth
+
+# A year of Gadgetbridge history (issue 27, docs/gadgetbridge.md): HR every 5 minutes, the other
+# COLMI tables at their rates (scripts/gadgetbridge-year.sh), imported into a new store, against
+# the PulseLoop archive of the same rows (that store exported) imported the same way; then the
+# same file again with --merge (every row a duplicate). Target: the ratio ≤ 1.0, peak RSS ≤ 100 MB.
+gb="$work/gadgetbridge-year"
+[ -f "$gb" ] || scripts/gadgetbridge-year.sh "$gb" 365
+rm -rf "$work/gb-store" "$work/gb-archive-store" "$work/gb-archive.json.gz"
+echo
+echo "Gadgetbridge, 1 year ($(($(stat -c %s "$gb") / 1000)) kB database)"
+read -r g_import_s g_import_mb < <(measure "$bin" import "$gb" --store "$work/gb-store" --no-backfill --quiet --timezone UTC)
+"$bin" export --store "$work/gb-store" -o "$work/gb-archive.json.gz" --quiet >/dev/null 2>&1
+read -r p_import_s p_import_mb < <(measure "$bin" import "$work/gb-archive.json.gz" --store "$work/gb-archive-store" --no-backfill --quiet)
+read -r g_merge_s g_merge_mb < <(measure "$bin" import "$gb" --store "$work/gb-store" --merge --no-backfill --quiet --timezone UTC)
+row "import --no-backfill" "$g_import_s" "$g_import_mb" "ratio to the archive $(ratio "$g_import_s" "$p_import_s")"
+row "archive of the same rows" "$p_import_s" "$p_import_mb"
+row "import --merge (all present)" "$g_merge_s" "$g_merge_mb"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (archive reader, document decoder, ULID parser, readiness maths,
-# the closure pipeline, the age decryptor) with SwiftPM and AddressSanitizer and runs each, seeded from
+# the closure pipeline, the age decryptor, the Gadgetbridge reader) with SwiftPM and AddressSanitizer and runs each, seeded from
 # Archives/fuzz-seeds/ (the age target also from files our encrypting sink writes at start).
 #
 #   scripts/fuzz.sh                  # each target for 60 s
@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 case "$only" in
-    ""|archive-reader|document-decoder|ulid-parser|readiness|closure-pipeline|age-decryptor) ;;
+    ""|archive-reader|document-decoder|ulid-parser|readiness|closure-pipeline|age-decryptor|gadgetbridge-reader) ;;
     *) echo "unknown target: $only" >&2; usage ;;
 esac
 wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
@@ -55,7 +55,7 @@ build() {
     [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "building $name failed" >&2; exit 1; }
     ln -sf "release/fuzz-$name" "$out/$name"
 }
-for target in archive-reader document-decoder ulid-parser readiness closure-pipeline age-decryptor; do build "$target"; done
+for target in archive-reader document-decoder ulid-parser readiness closure-pipeline age-decryptor gadgetbridge-reader; do build "$target"; done
 
 # SEEDS: one or more seed directories, separated by spaces (our paths have none).
 run() {
@@ -87,4 +87,7 @@ if wanted age-decryptor; then
     rm -rf "$out/seeds-age" && mkdir -p "$out/seeds-age"
     PULSE_FUZZ_AGE_SEEDS="$out/seeds-age" run age-decryptor "Archives/fuzz-seeds/age $out/seeds-age" 140000 || status=1
 fi
+# A Gadgetbridge database (or backup ZIP) as bytes, read as import reads it (seeds: a small
+# database of schema 141 and its backup ZIP).
+run gadgetbridge-reader Archives/fuzz-seeds/gadgetbridge 16384 || status=1
 exit $status

@@ -1,5 +1,6 @@
 import Foundation
 import PulseArchive
+import PulseGadgetbridge
 import PulseStore
 
 /// `import FILE [--store DIR] [--replace|--merge] [--no-backfill] [--as-of] [--timezone] [--json]`
@@ -8,7 +9,7 @@ struct ImportCommand: Subcommand {
         name: "import",
         abstract: "Restore an archive into the store.",
         discussion: "Reads and checks the whole archive before the store changes, then applies it in one transaction: on any failure the store is left as it was. A store that already holds data needs --replace or --merge; --replace first saves the store to <store>/backups/.",
-        arguments: [.init(name: "file", help: "The archive: plain JSON or gzip.")],
+        arguments: [.init(name: "file", help: "The archive: plain JSON or gzip; or a Gadgetbridge database or backup ZIP (docs/gadgetbridge.md).")],
         options: [
             .store,
             .flag("--replace", help: "Make the store equal to the archive (the app's import), after a safety backup."),
@@ -26,6 +27,8 @@ struct ImportCommand: Subcommand {
     let store: String
     let mode: ImportMode?
     let backfill: BackfillRequest?
+    /// The zone of day boundaries (a Gadgetbridge history's local dates too).
+    let zone: TimeZone
     let limits: ArchiveLimits
     let json: Bool
     let quiet: Bool
@@ -37,7 +40,7 @@ struct ImportCommand: Subcommand {
         store = try console.storeDirectory(arguments)
         mode = arguments.flag("--replace") ? .replace : arguments.flag("--merge") ? .merge : nil
         let asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
-        let zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)
+        zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)
         backfill = arguments.flag("--no-backfill") ? nil : BackfillRequest(days: 90, asOf: asOf, timeZone: zone)
         limits = try ArgumentValues.limits(arguments)
         json = arguments.flag("--json")
@@ -47,6 +50,11 @@ struct ImportCommand: Subcommand {
 
     func run() throws -> Int32 {
         console.announceUpgrade(of: store, quiet: quiet)
+        let input: ArchiveInput
+        switch try GadgetbridgeCommands.source(file, input: self.input, limits: limits) {
+        case .gadgetbridge(let database): return try GadgetbridgeCommands.importHistory(self, database: database)
+        case .archive(let archive): input = archive
+        }
         let progress = ProgressLine("Importing", console: console, quiet: quiet)
         let scoring = ProgressLine("Scoring readiness", unit: "days", console: console, quiet: quiet)
         defer { progress.finish(); scoring.finish() }
@@ -59,6 +67,12 @@ struct ImportCommand: Subcommand {
             }))
         progress.finish()
         scoring.finish()
+        try report(result)
+        return 0
+    }
+
+    /// The import's report; a Gadgetbridge import adds its members and lines.
+    func report(_ result: ImportResult, extraJSON: [(String, JSONReport)] = [], extraText: String = "") throws {
         for warning in result.warnings { console.err("warning: \(warning.message)") }
         if let backup = result.safetyBackupPath {
             console.err("Saved the store's previous content to \(backup)")
@@ -75,7 +89,7 @@ struct ImportCommand: Subcommand {
                 ])),
                 ("safetyBackup", result.safetyBackupPath.map { .string($0) } ?? .null),
                 ("warnings", .array(result.warnings.map { .string($0.message) })),
-            ]).text)
+            ] + extraJSON).text)
         } else {
             let added = result.inserted.values.reduce(0, +)
             var text = "Imported \(input.name) into \(store) (\(result.mode)): \(ProgressLine.grouped(added)) rows added\n"
@@ -91,8 +105,7 @@ struct ImportCommand: Subcommand {
             } else {
                 text += "\nReadiness: not recomputed (--no-backfill)"
             }
-            try console.out(text)
+            try console.out(text + extraText)
         }
-        return 0
     }
 }

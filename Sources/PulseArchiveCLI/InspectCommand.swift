@@ -1,4 +1,5 @@
 import PulseArchive
+import PulseGadgetbridge
 import PulseStore
 
 /// `inspect FILE [--json]`: reads and checks a whole archive without a store.
@@ -7,7 +8,7 @@ struct InspectCommand: Subcommand {
         name: "inspect",
         abstract: "Check an archive and show what it holds.",
         discussion: "Reads and validates the whole archive exactly as import would, without a store. A file import would refuse is refused here too, with the same message and exit code 1.",
-        arguments: [.init(name: "file", help: "The archive: plain JSON or gzip, iOS or tool-written.")],
+        arguments: [.init(name: "file", help: "The archive: plain JSON or gzip, iOS or tool-written; or a Gadgetbridge database or backup ZIP.")],
         options: [.json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize, .identity, .passphraseFile]
     )
 
@@ -28,6 +29,11 @@ struct InspectCommand: Subcommand {
     }
 
     func run() throws -> Int32 {
+        let input: ArchiveInput
+        switch try GadgetbridgeCommands.source(file, input: self.input, limits: limits) {
+        case .gadgetbridge(let database): return try GadgetbridgeCommands.inspect(database, json: json, console: console)
+        case .archive(let archive): input = archive
+        }
         let progress = ProgressLine("Reading", console: console, quiet: quiet)
         let reader = ArchiveReader(input, limits: limits, progress: progress.update)
         defer { progress.finish() }

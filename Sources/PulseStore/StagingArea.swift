@@ -91,6 +91,22 @@ final class StagingArea {
         return summary
     }
 
+    /// Stages rows another reader maps onto the archive's tables (a Gadgetbridge database),
+    /// with the inserts, threads and unique-key checks of an archive's.
+    /// - Parameter deliver: calls the visitor table by table.
+    func stage(rows deliver: (inout BackgroundVisitor<StagingVisitor>) throws -> Void) throws {
+        try database.execute("BEGIN")
+        var visitor = BackgroundVisitor(try StagingVisitor(database: database, documents: .directory(archiveTree)))
+        do {
+            try deliver(&visitor)
+            var staged = try visitor.finish()
+            try staged.endStaging()
+        } catch {
+            throw visitor.stop() ?? error
+        }
+        try database.execute("COMMIT")
+    }
+
     /// Removes staging files a killed import left in `directory`.
     static func removeLeftovers(in directory: String) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []

@@ -69,6 +69,17 @@ extension PulseStore {
 
     /// Restores an archive from any input (a pipe too: it is read once, front to back).
     public static func importArchive(_ input: ArchiveInput, storeDirectory: String, options: ImportOptions) throws -> ImportResult {
+        try importing(into: storeDirectory, options: options) { store, didCommit in
+            try store.importLocked(input, options: options, didCommit: didCommit)
+        }
+    }
+
+    /// What every import shares around its own staging and apply: the store directory (created,
+    /// and removed again when the import that created it fails), the exclusive lock, the
+    /// removal of a killed import's staging, and the readiness backfill after the commit.
+    /// - Parameter body: stages and applies; calls its `didCommit` once the store has committed.
+    static func importing(into storeDirectory: String, options: ImportOptions,
+                          _ body: (PulseStore, _ didCommit: () -> Void) throws -> ImportResult) throws -> ImportResult {
         // Until the import commits, a store directory it creates is as temporary as its staging.
         // Created means this process's mkdir made it: two imports into one new store both saw
         // it missing, and the one refused as busy removed it under the other.
@@ -79,7 +90,7 @@ extension PulseStore {
             return try withExclusiveAccess(storeDirectory, create: true, activity: "an import") { store in
                 locked = true
                 StagingArea.removeLeftovers(in: storeDirectory)
-                var result = try store.importLocked(input, options: options) { committed = true }
+                var result = try body(store) { committed = true }
                 if let backfill = options.backfill {
                     do {
                         result.readiness = try backfill.run(on: store, now: options.now, progress: options.backfillProgress)
@@ -138,8 +149,9 @@ extension PulseStore {
     /// - Returns: rows added per table.
     /// - Parameter backfillFollows: a readiness backfill runs after the commit, which an
     ///   interruption past the commit leaves undone (its announcement says so).
+    /// - Parameter inTransaction: runs in the merge's transaction after the copies, staging attached.
     func applyStaged(_ staging: StagingArea, summary: ArchiveSummary, mode: ImportMode, intoEmptyStore: Bool, now: Int64, backfillFollows: Bool,
-                     beforeCommit: () throws -> Void, didCommit: () -> Void) throws -> [String: Int] {
+                     beforeCommit: () throws -> Void, inTransaction: () throws -> Void = {}, didCommit: () -> Void) throws -> [String: Int] {
         // An archive without the document keys (the app's own) leaves the tree as it is.
         if summary.hasDocuments {
             let existing = try DocumentTree(scanning: directory)
@@ -171,7 +183,7 @@ extension PulseStore {
             }
             try committing { try promote(staging.database, at: staging.databasePath) }
         } else {
-            inserted = try apply(staging, mode: mode, documentSwap: summary.hasDocuments ? stagingName : nil, committing: committing)
+            inserted = try apply(staging, mode: mode, documentSwap: summary.hasDocuments ? stagingName : nil, committing: committing, inTransaction: inTransaction)
         }
         didCommit()
         TestPausePoint.reached("import.committed")
@@ -193,7 +205,7 @@ extension PulseStore {
     /// Saves the store as it is into `backups/` before a replace.
     /// - Throws: an error that says the safety backup failed and the store is unchanged: the
     ///   export's own message alone reads as if the user had asked for an export.
-    private func writeSafetyBackup(options: ImportOptions) throws -> String {
+    func writeSafetyBackup(options: ImportOptions) throws -> String {
         let backups = directory + "/" + Self.backupsDirectoryName
         do {
             // The backup is the store's own file: a `backups` link would put it wherever the
@@ -217,7 +229,7 @@ extension PulseStore {
     /// swap (when there is one) in the same transaction.
     /// - Parameter committing: runs the transaction's COMMIT.
     private func apply(_ staging: StagingArea, mode: ImportMode, documentSwap: String?,
-                       committing: (_ commit: () throws -> Void) throws -> Void) throws -> [String: Int] {
+                       committing: (_ commit: () throws -> Void) throws -> Void, inTransaction: () throws -> Void) throws -> [String: Int] {
         try database.attach(staging.databasePath, as: "staging")
         defer { try? database.execute("DETACH DATABASE staging") }
         return try database.transaction(committing: committing) {
@@ -241,6 +253,7 @@ extension PulseStore {
             _ = try StoreAttachments.copyLarge(in: database, from: "staging", orIgnore: mode == .merge)
             // Staging found no repeated key, and the store's tables were emptied.
             try indexes?.rebuild(repeatedKey: { _ in })
+            try inTransaction()
             return inserted
         }
     }

@@ -40,7 +40,8 @@ enum BadArchives {
             ("formatVersion 0", try edit(#""formatVersion":2"#, #""formatVersion":0"#), "formatVersion 0 is below 1"),
             ("formatVersion string", try edit(#""formatVersion":2"#, #""formatVersion":"2""#), "missing formatVersion"),
             ("no formatVersion", try edit(#""formatVersion":2,"#, ""), "missing formatVersion"),
-            ("not JSON", Array("PK\u{03}\u{04} this is a zip".utf8), "neither gzip nor a JSON object"),
+            // (Not a ZIP's "PK\u{03}\u{04}": import and inspect take a ZIP for a Gadgetbridge backup.)
+            ("not JSON", Array("BZh91AY&SY this is bzip2".utf8), "neither gzip nor a JSON object"),
             ("JSON but broken", Array(valid.dropLast(40).utf8), "not a PulseLoop archive, or damaged"),
             ("empty file", [], "is empty"),
             ("truncated gzip", Array(gzip.prefix(gzip.count - 30)), "cut short"),

@@ -8,14 +8,19 @@ public enum NameBasedUUID {
 
     /// The version-5 UUID of `name`'s exact UTF-8 bytes in `namespace`, upper-case.
     public static func make(namespace: String, name: String) -> String {
-        let namespaceBytes = bytes(ofCanonical: namespace)
+        make(namespaceBytes: bytes(ofCanonical: namespace), name: name)
+    }
+
+    /// `make` with the namespace already parsed (`bytes(ofCanonical:)`): for ids made by the
+    /// hundred thousand (an imported Gadgetbridge history), where parsing it each time showed.
+    public static func make(namespaceBytes: [UInt8], name: String) -> String {
         var digest = SHA1.hash(namespaceBytes + Array(name.utf8))
         digest[6] = digest[6] & 0x0F | 0x50
         digest[8] = digest[8] & 0x3F | 0x80
         return CanonicalUUID.string(bytes: digest[0..<16])
     }
 
-    static func bytes(ofCanonical uuid: String) -> [UInt8] {
+    public static func bytes(ofCanonical uuid: String) -> [UInt8] {
         let hex = Array(uuid.utf8).filter { $0 != 0x2D }
         return stride(from: 0, to: hex.count, by: 2).map { i in UInt8(hexValue(hex[i]) << 4 | hexValue(hex[i + 1])) }
     }

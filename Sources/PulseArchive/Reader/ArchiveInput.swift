@@ -7,7 +7,9 @@ import PulseSystem
 public struct ArchiveInput {
     enum Origin: Sendable {
         case file(String)
-        case standardInput
+        /// Standard input; `head`: its first bytes, already read by the caller (`import` looks
+        /// for a Gadgetbridge file first), read again before the rest.
+        case standardInput(head: [UInt8])
         case memory([UInt8])
         case openFile(OpenFile)
     }
@@ -38,7 +40,18 @@ public struct ArchiveInput {
         ArchiveInput(origin: .openFile(OpenFile(file: file)), name: file.path)
     }
 
-    public static var standardInput: ArchiveInput { ArchiveInput(origin: .standardInput, name: "standard input") }
+    public static var standardInput: ArchiveInput { standardInput(after: []) }
+
+    /// Standard input whose first bytes the caller has read already: they come first.
+    public static func standardInput(after head: [UInt8]) -> ArchiveInput {
+        ArchiveInput(origin: .standardInput(head: head), name: "standard input")
+    }
+
+    /// The same input with its keys, from standard input after `head` (when it is standard input).
+    public func reading(standardInputAfter head: [UInt8]) -> ArchiveInput {
+        guard case .standardInput = origin else { return self }
+        return ArchiveInput.standardInput(after: head).decrypting(with: keys)
+    }
     public static func bytes(_ bytes: [UInt8], name: String = "<memory>") -> ArchiveInput {
         ArchiveInput(origin: .memory(bytes), name: name)
     }

@@ -120,8 +120,9 @@ public struct ArchiveReader {
         case .file(let path):
             let opened = try ArchiveFile(path)
             (file, size) = (opened, opened.size())
-        case .standardInput:
-            (file, size) = (try ArchiveFile(standardInput: ()), nil)
+        case .standardInput(let head):
+            let standardInput = try ArchiveFile(standardInput: ())
+            (file, size) = (head.isEmpty ? standardInput : PrefixedSource(head, then: standardInput), nil)
         case .memory(let bytes):
             (file, size) = (MemorySource(bytes), Int64(bytes.count))
         case .openFile(let open):

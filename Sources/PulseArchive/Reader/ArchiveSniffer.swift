@@ -11,6 +11,12 @@ enum ArchiveSniffer {
         if n >= 3, head[0] == JSONByte.byteOrderMark[0], head[1] == JSONByte.byteOrderMark[1], head[2] == JSONByte.byteOrderMark[2] { i = 3 }
         while i < n, JSONByte.isWhitespace(head[i]) { i += 1 }
         if i < n, head[i] == JSONByte.openBrace { return .plainJSON }
+        // A Gadgetbridge file (docs/gadgetbridge.md): `import` and `inspect` take one before the
+        // reader opens it; here it came to `verify` or `diff`.
+        if head.starts(with: Array("SQLite format 3\u{0}".utf8)) || head.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
+            throw ArchiveError.notAnArchive("\(name) is an SQLite database or a ZIP file (a Gadgetbridge export or backup?), not a PulseLoop archive: "
+                + "verify and diff check PulseLoop archives only (import and inspect read a Gadgetbridge file)")
+        }
         throw ArchiveError.notAnArchive("\(name) is neither gzip nor a JSON object")
     }
 }

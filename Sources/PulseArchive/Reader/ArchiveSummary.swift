@@ -1,5 +1,8 @@
 /// What a read found in an archive.
 public struct ArchiveSummary: Sendable, Equatable {
+    /// An empty summary: what an import of rows mapped from another app (Gadgetbridge) reports.
+    package init() {}
+
     public var formatVersion: Int64 = 0
     public var dialect: ArchiveDialect = .ios
     public var appVersion: String = ""

@@ -1,0 +1,145 @@
+import Foundation
+import PulseArchive
+import PulseGadgetbridge
+import PulseStore
+import PulseSystem
+
+/// `import` and `inspect` of a Gadgetbridge database or backup ZIP (docs/gadgetbridge.md):
+/// the file is recognised by content, so both commands branch here before the archive reader.
+enum GadgetbridgeCommands {
+    /// The known loss said once in every text report (spec §3.11).
+    static let stepsCaveat = "Steps: Gadgetbridge kept one quarter-hour per hour, so imported days undercount steps (by up to about 75 %)."
+
+    /// What `import` or `inspect` was given.
+    enum Source {
+        case gadgetbridge(GadgetbridgeDatabase)
+        /// An archive: the input as given, or standard input with the bytes looked at put back.
+        case archive(ArchiveInput)
+    }
+
+    /// Tells a Gadgetbridge file from an archive by its first bytes, and opens it: a path is
+    /// looked at without being read; standard input is read, and a Gadgetbridge file on it
+    /// spooled into a private copy (SQLite needs a file), else its first bytes are put back.
+    static func source(_ file: String, input: ArchiveInput, limits: ArchiveLimits) throws -> Source {
+        guard file == "-" else {
+            return GadgetbridgeFile.form(of: file) == nil ? .archive(input) : .gadgetbridge(try GadgetbridgeFile.open(file, limits: limits))
+        }
+        let standardInput = try SystemFile.standardInput()
+        let head = try standardInput.read(upTo: GadgetbridgeFile.headLength)
+        guard GadgetbridgeFile.form(ofHead: head) != nil else { return .archive(input.reading(standardInputAfter: head)) }
+        return .gadgetbridge(try GadgetbridgeFile.open(standardInputHead: head, rest: standardInput, limits: limits))
+    }
+
+    static func importHistory(_ command: ImportCommand, database: GadgetbridgeDatabase) throws -> Int32 {
+        let console = command.console
+        let form = database.form
+        // The rows' one `now` follows SOURCE_DATE_EPOCH, as an export's time does (two imports
+        // of one file compare row for row); the backfill's today and the backup's name do not.
+        let stamp = try ArgumentValues.exportTime(environment: console.environment)
+        let mapper = GadgetbridgeMapper(database, timeZone: command.zone, now: stamp)
+        let scoring = ProgressLine("Scoring readiness", unit: "days", console: console, quiet: command.quiet)
+        defer { scoring.finish() }
+        var mapping = GadgetbridgeMapping()
+        let (result, overlap) = try PulseStore.importRingHistory(storeDirectory: command.store, options: ImportOptions(
+            mode: command.mode, appVersion: "pulse-archive \(PulseArchiveCommand.version)", now: ArgumentValues.nowMillis(),
+            limits: command.limits, backfill: command.backfill, backfillProgress: scoring.update), stamp: stamp) { visitor in
+            mapping = try mapper.map(into: &visitor)
+        }
+        scoring.finish()
+        let tables = counts(mapping, overlap: overlap)
+        let devices = database.devices.map { device -> JSONReport in
+            var members: [(String, JSONReport)] = [("identifier", .string(device.identifier)), ("typeName", .string(device.typeName)),
+                                                   ("name", .string(device.name))]
+            if let id = mapping.deviceIDs[device.id] {
+                members += [("status", .string("imported")), ("deviceId", .string(id)), ("created", .bool(overlap.keptDevices.contains(id)))]
+            } else {
+                members += [("status", .string("ignored")), ("reason", .string("not a Colmi or Yawell ring"))]
+            }
+            return .object(members + [("rows", .int(device.rows))])
+        }
+        let json: [(String, JSONReport)] = [
+            ("updated", .object([("activityDailies", .int(overlap.updatedDailies))])),
+            ("gadgetbridge", .object([
+                ("form", .string(form.rawValue)), ("schemaVersion", .int(database.schemaVersion)), ("timezone", .string(command.zone.identifier)),
+                ("devices", .array(devices)),
+                ("tables", .object(ColmiTable.allCases.map { table in
+                    let c = tables[table]!
+                    return (table.rawValue, .object([("read", .int(c.read)), ("imported", .int(c.imported)), ("duplicate", .int(c.duplicate)),
+                                                     ("invalid", .int(c.invalid)), ("unmapped", .int(c.unmapped))]))
+                })),
+            ])),
+        ]
+        var text = "\n\nGadgetbridge \(form.rawValue) (schema \(database.schemaVersion)), local dates in \(command.zone.identifier):\n"
+        text += Formatting.columns(["table", "read", "imported", "duplicate", "invalid", "unmapped"], ColmiTable.allCases.map { table in
+            let c = tables[table]!
+            return [table.rawValue] + [c.read, c.imported, c.duplicate, c.invalid, c.unmapped].map(ProgressLine.grouped)
+        }, numeric: [1, 2, 3, 4, 5])
+        for device in database.devices where mapping.deviceIDs[device.id] == nil {
+            text += "\nIgnored \(device.name) (\(device.typeName), \(device.identifier)): not a Colmi or Yawell ring, \(ProgressLine.grouped(device.rows)) rows"
+        }
+        if overlap.updatedDailies > 0 { text += "\nCompleted the daily step totals of \(overlap.updatedDailies) days the store already had" }
+        text += "\n" + stepsCaveat
+        try command.report(result, extraJSON: json, extraText: text)
+        return 0
+    }
+
+    /// The mapper's counts with what the store's overlap rule found already present moved to
+    /// `duplicate`; sleep rows counted with the session they went into.
+    static func counts(_ mapping: GadgetbridgeMapping, overlap: RingHistoryOverlap) -> [ColmiTable: ColmiTableCounts] {
+        var tables = mapping.tables
+        for kind in GadgetbridgeMapper.MeasurementKind.all {
+            let duplicate = overlap.measurements[kind.kindRaw] ?? 0
+            tables[kind.table]!.imported -= duplicate
+            tables[kind.table]!.duplicate += duplicate
+        }
+        tables[.activity]!.imported -= overlap.buckets
+        tables[.activity]!.duplicate += overlap.buckets
+        for (id, rows) in mapping.sleepRows {
+            if overlap.keptSessions.contains(id) {
+                tables[.sleepSession]!.imported += rows.sessions
+                tables[.sleepStage]!.imported += rows.stages
+            } else {
+                tables[.sleepSession]!.duplicate += rows.sessions
+                tables[.sleepStage]!.duplicate += rows.stages
+            }
+        }
+        return tables
+    }
+
+    /// `inspect` of a Gadgetbridge file (§3.10): checked as import checks it, without a store.
+    static func inspect(_ database: GadgetbridgeDatabase, json: Bool, console: Console) throws -> Int32 {
+        let form = database.form
+        let tables = try database.tableExtents()
+        if json {
+            try console.out(JSONReport.object([
+                ("dialect", .string("gadgetbridge")), ("form", .string(form.rawValue)), ("schemaVersion", .int(database.schemaVersion)),
+                ("devices", .array(database.devices.map { device in
+                    .object([("identifier", .string(device.identifier)), ("typeName", .string(device.typeName)), ("name", .string(device.name)),
+                             ("status", .string(device.isColmiRing ? "imported" : "ignored")), ("rows", .int(device.rows))])
+                })),
+                ("tables", .object(ColmiTable.allCases.map { table in
+                    let extent = tables[table]!
+                    return (table.rawValue, .object([("rows", .int(extent.rows)), ("first", extent.first.map { .string(iso($0)) } ?? .null),
+                                                     ("last", extent.last.map { .string(iso($0)) } ?? .null)]))
+                })),
+                ("bytes", .object([("compressed", .int(database.bytes.compressed)), ("uncompressed", .int(database.bytes.uncompressed))])),
+            ]).text)
+        } else {
+            var text = "\(database.name): Gadgetbridge \(form.rawValue), schema \(database.schemaVersion), \(ProgressLine.grouped(Int(database.bytes.uncompressed))) bytes\n"
+            text += Formatting.columns(["device", "type", "identifier", "rows", "status"], database.devices.map { device in
+                [device.name, device.typeName, device.identifier, ProgressLine.grouped(device.rows), device.isColmiRing ? "imported" : "ignored"]
+            }, numeric: [3])
+            text += "\n" + Formatting.columns(["table", "rows", "first", "last"], ColmiTable.allCases.map { table in
+                let extent = tables[table]!
+                return [table.rawValue, ProgressLine.grouped(extent.rows), extent.first.map(iso) ?? "-", extent.last.map(iso) ?? "-"]
+            }, numeric: [1])
+            text += "\n" + stepsCaveat
+            try console.out(text)
+        }
+        return 0
+    }
+
+    private static func iso(_ milliseconds: Int64) -> String {
+        (try? ArchiveDate.format(milliseconds)) ?? String(milliseconds)
+    }
+}
