@@ -91,9 +91,12 @@ extension PulseStore {
                              alternatives: some Sequence<String>, options: ExportOptions) throws -> ExportResult {
         let tree = try DocumentTree(scanning: directory)
         try StoreDocuments.requireExportable(tree, limits: options.limits)
-        // JSON is produced on this thread while the second core compresses.
-        let gzip = { try GzipWriter(output: output, modificationTime: GzipWriter.headerTime(millisecondsSince1970: options.exportedAt)) }
-        let counter = ByteCounter(next: options.compressed ? BackgroundSink(next: try gzip()) : output)
+        // JSON is produced on this thread while the deflate threads compress.
+        let gzip = {
+            try GzipWriter(output: output, modificationTime: GzipWriter.headerTime(millisecondsSince1970: options.exportedAt),
+                           threads: options.compressionThreads, rsyncable: options.rsyncable)
+        }
+        let counter = ByteCounter(next: options.compressed ? try gzip() : output)
         let documents = StoreDocuments.Content(tree: tree)
         // One read transaction: the archive is a snapshot even if the store changes meanwhile.
         let tables = try database.transaction(immediate: false) {
