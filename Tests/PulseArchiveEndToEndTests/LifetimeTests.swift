@@ -34,20 +34,6 @@ enum ProcessResources {
     }
 }
 
-/// A sink in memory that can patch what it wrote: not a file, so a writer that patched only
-/// files would leave its checksum out.
-private final class MemorySink: RewritableSink {
-    var handleOwners: [HandleOwner] { [] }
-
-    private(set) var bytes: [UInt8] = []
-    var bytesWritten: Int64 { Int64(bytes.count) }
-    func write(_ chunk: UnsafeRawBufferPointer) throws { bytes += chunk }
-    func finish() throws {}
-    func patch(_ patch: [UInt8], at offset: Int64) throws {
-        bytes.replaceSubrange(Int(offset)..<Int(offset) + patch.count, with: patch)
-    }
-}
-
 /// Bytes that compress, but not to nothing (so no ratio guard minds them).
 private func sampleBytes(_ count: Int, seed: UInt64 = 7) -> [UInt8] {
     var state = seed

@@ -121,7 +121,7 @@ public final class GzipWriter: ByteSink {
                 resetNext = true
                 blockClosed = true
             }
-            window.append(contentsOf: UnsafeRawBufferPointer(rebasing: slice[0..<take]))
+            window.append(contentsOf: UnsafeBufferPointer(start: slice.baseAddress?.assumingMemoryBound(to: UInt8.self), count: take))
             if window.count - dictionaryCount == blockSize { blockClosed = true }
             offset += take
             uncompressedBytes += Int64(take)
