@@ -39,12 +39,11 @@ final class BlockDeflater {
     init(level: Int32) throws {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
+        // Every property is set: from here a throw runs `deinit`, the one place that frees.
         // -15: raw deflate with a 32 KiB window; the writer frames the gzip member itself.
         let status = deflateInit2_(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY,
                                    ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
-            stream.deinitialize(count: 1)
-            stream.deallocate()
             throw ArchiveError(.io, "cannot start the gzip encoder (zlib status \(status))")
         }
         started = true
