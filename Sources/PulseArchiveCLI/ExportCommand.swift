@@ -19,7 +19,7 @@ struct ExportCommand: Subcommand {
             .store,
             .value("--output", "-o", valueName: "file", help: "Where to write: a new file; a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz in (-2, -3 … past every backup of that minute there; default: here); or - for standard output. A name ending .age needs --recipient, --recipients-file or --passphrase, and an encrypted export's name must end .age."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
-            .flag("--rsyncable", help: "End the gzip blocks at points chosen by the content as well, with deflate reset there: a change stays local in the compressed file too (rsync, Syncthing, backups of the archive directory). Still one gzip member; about 1 % larger."),
+            .flag("--rsyncable", help: "End the gzip blocks at points chosen by the content as well, with deflate reset there: a change stays local in the compressed file too (rsync, Syncthing, backups of the archive directory). Still one gzip member, about 2 % larger."),
             .value("--threads", valueName: "n", help: "Compression threads, 1 to \(GzipWriter.maxThreads) (default: the processors available). The archive's bytes do not depend on it."),
             .recipient, .recipientsFile, .passphrase, .passphraseFile,
             .json, .quiet, .maxStringSize, .maxObjectSize,
