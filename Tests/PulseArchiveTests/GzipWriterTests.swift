@@ -44,18 +44,31 @@ struct GzipWriterTests {
         return sink.bytes
     }
 
-    /// What the system's gzip makes of `bytes`: `gzip -t` must pass, `gzip -dc` gives the content.
-    static func systemGunzip(_ bytes: [UInt8]) throws -> [UInt8] {
-        let dir = TemporaryDirectory()
-        let path = dir.write("x.gz", Data(bytes))
+    /// Runs a shell line in `dir`; true when it exits 0.
+    static func shell(_ script: String, in dir: TemporaryDirectory) throws -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "gzip -t x.gz && gzip -dc x.gz > x.out"]
+        process.arguments = ["-c", script]
         process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
         try process.run()
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "gzip -t or gzip -dc refused the output")
+        return process.terminationStatus == 0
+    }
+
+    /// What the system's gzip makes of `bytes`: `gzip -t` must pass, `gzip -dc` gives the content.
+    static func systemGunzip(_ bytes: [UInt8]) throws -> [UInt8] {
+        let dir = TemporaryDirectory()
+        _ = dir.write("x.gz", Data(bytes))
+        #expect(try shell("gzip -t x.gz && gzip -dc x.gz > x.out", in: dir), "gzip -t or gzip -dc refused the output")
         return Array(FileManager.default.contents(atPath: dir.file("x.out")) ?? Data())
+    }
+
+    /// `gzip -6` of `content`, without a name or time in its header.
+    static func systemGzip(_ content: [UInt8]) throws -> [UInt8] {
+        let dir = TemporaryDirectory()
+        _ = dir.write("x", Data(content))
+        #expect(try shell("gzip -6 -n x", in: dir))
+        return Array(FileManager.default.contents(atPath: dir.file("x.gz")) ?? Data())
     }
 
     @Test("empty, 1 byte, one block, a block and a byte, 10 MiB of zeros (stored past the ratio guard), incompressible bytes: the same member for 1, 2, 3 and 7 threads, read back by zlib and gzip")
@@ -112,18 +125,6 @@ struct GzipWriterTests {
         #expect(Double(parallel.count) <= 1.01 * Double(single.count), "\(parallel.count) against gzip -6's \(single.count)")
         #expect(Double(rsyncable.count) <= 1.05 * Double(parallel.count), "\(rsyncable.count) against \(parallel.count)")
         #expect(rsyncable != parallel, "rsyncable cut no block at a content boundary")
-    }
-
-    static func systemGzip(_ content: [UInt8]) throws -> [UInt8] {
-        let dir = TemporaryDirectory()
-        _ = dir.write("x", Data(content))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "gzip -6 -n x"]
-        process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
-        try process.run()
-        process.waitUntilExit()
-        return Array(FileManager.default.contents(atPath: dir.file("x.gz")) ?? Data())
     }
 
     @Test("a sink that fails mid-stream: the writer throws its error, and released, stops its threads")
