@@ -150,6 +150,41 @@ struct GzipWriterTests {
         }
     }
 
+    /// The nice value of each of the process's threads (Linux: /proc/self/task/TID/stat, field 19).
+    static func threadNiceValues() -> [String: Int] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        var values: [String: Int] = [:]
+        for task in tasks {
+            if let nice = niceValue(statFile: "/proc/self/task/\(task)/stat") { values[task] = nice }
+        }
+        return values
+    }
+
+    /// Field 19 of a /proc stat file: after "pid (comm)", whose name may hold spaces.
+    static func niceValue(statFile: String) -> Int? {
+        guard let stat = try? String(contentsOfFile: statFile, encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 16 ? Int(fields[16]) : nil
+    }
+
+    @Test("the deflate threads yield to the thread that feeds them (nice 5 on Linux), the caller's stays as it was",
+          .enabled(if: Capability.enabled(FileManager.default.fileExists(atPath: "/proc/thread-self/stat"))))
+    func deflateThreadsYield() throws {
+        try Capability.require(FileManager.default.fileExists(atPath: "/proc/thread-self/stat"), "/proc/self/task (Linux)")
+        let before = Self.threadNiceValues()
+        let ownBefore = Self.niceValue(statFile: "/proc/thread-self/stat")
+        let writer = try GzipWriter(output: MemorySink(), threads: 3)
+        // The threads lower their priority as they start: wait for them, at most 10 s.
+        var lowered = 0
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            lowered = Self.threadNiceValues().filter { before[$0.key] == nil && $0.value == 5 }.count
+        } while lowered < 3 && Date() < deadline
+        #expect(lowered >= 3, "\(lowered) new threads at nice 5")
+        #expect(ownBefore != nil && Self.niceValue(statFile: "/proc/thread-self/stat") == ownBefore, "the caller's nice value changed")
+        try writer.finish()
+    }
+
     @Test("a deflate stream zlib refuses to start is an ArchiveError naming the encoder, freed once (it was freed twice, a crash one run in three)")
     func encoderStartFails() {
         for _ in 0..<100 {

@@ -97,6 +97,9 @@ final class DeflateWorkers {
         }
 
         override func drain() {
+            // The JSON thread paces every block: on a machine with as many deflate threads as
+            // cores, an even share leaves it two thirds of a core (docs/performance.md).
+            SystemCalls.lowerCurrentThreadPriority()
             do {
                 while let job = try jobs.pop() {
                     results.deliver(try deflater.deflate(job), to: job.slot)
