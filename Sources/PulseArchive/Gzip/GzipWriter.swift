@@ -64,8 +64,6 @@ public final class GzipWriter: ByteSink {
     /// Blocks queued, oldest first, kept until written (their content, for the stored form).
     private var inFlight: [DeflateJob] = []
 
-    /// Uncompressed bytes accepted so far.
-    public private(set) var uncompressedBytes: Int64 = 0
     /// What went out after the header, and the checksums of the content and of that.
     private var writtenContent: Int64 = 0
     private var writtenCompressed: Int64 = 0
@@ -124,7 +122,6 @@ public final class GzipWriter: ByteSink {
             window.append(contentsOf: UnsafeBufferPointer(start: slice.baseAddress?.assumingMemoryBound(to: UInt8.self), count: take))
             if window.count - dictionaryCount == blockSize { blockClosed = true }
             offset += take
-            uncompressedBytes += Int64(take)
         }
     }
 
