@@ -9,7 +9,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `export [--store DIR] [-o FILE] [--format-version 1|2] [--compression gzip|none] [--json]`
+/// `export [--store DIR] [-o FILE] [--format-version 1|2] [--compression gzip|none] [--rsyncable] [--threads N] [--json]`
 struct ExportCommand: Subcommand {
     static let spec = CommandSpec(
         name: "export",
@@ -20,6 +20,8 @@ struct ExportCommand: Subcommand {
             .value("--output", "-o", valueName: "file", help: "Where to write: a new file; a directory to write pulseloop-backup-<yyyy-MM-dd-HHmm>.json.gz (.json with --compression none) in (-2, -3 … past every backup of that minute there; default: here); or - for standard output. A name ending .age needs --recipient, --recipients-file or --passphrase, and an encrypted export's name must end .age; a gzip export's name ends .gz, a plain one's does not (before .age: .gz.age or .json.age, or a bare .age, which says neither)."),
             .value("--compression", valueName: "gzip|none", help: "gzip (default), or none for the plain JSON the gzip archive inflates to: the stream to give restic, borg or kopia, which deduplicate and compress it themselves (docs/backups.md)."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
+            .flag("--rsyncable", help: "End the gzip blocks at points chosen by the content as well, with deflate reset there: a change stays local in the compressed file too (rsync, Syncthing, backups of the archive directory). Still one gzip member, about 2 % larger."),
+            .value("--threads", valueName: "n", help: "Compression threads, 1 to \(GzipWriter.maxThreads) (default: the processors available). The archive's bytes do not depend on it."),
             .recipient, .recipientsFile, .passphrase, .passphraseFile,
             .json, .quiet, .maxStringSize, .maxObjectSize,
         ]
@@ -30,6 +32,8 @@ struct ExportCommand: Subcommand {
     let formatVersion: Int64
     /// False for `--compression none`: the plain JSON, byte for byte what the gzip form inflates to.
     let compressed: Bool
+    let threads: Int
+    let rsyncable: Bool
     let json: Bool
     let quiet: Bool
     let limits: ArchiveLimits
@@ -42,12 +46,19 @@ struct ExportCommand: Subcommand {
         store = try console.storeDirectory(arguments)
         formatVersion = Int64(try ArgumentValues.integer(arguments.value("--format-version"), option: "--format-version", range: 1...2) ?? 2)
         compressed = try Self.compression(arguments.value("--compression"))
+        // Both shape only the gzip stream: with plain JSON they would be silently ignored.
+        if !compressed, let option = ["--rsyncable", "--threads"].first(where: { arguments.value($0) != nil || arguments.flag($0) }) {
+            throw UsageError(message: "\(option) shapes the gzip stream, and --compression none writes none: drop one of them")
+        }
         output = try Self.destination(arguments.value("--output"), at: Date(), encrypted: KeyOptions.encrypts(arguments), compressed: compressed,
                                       passphraseVariableSet: console.environment[KeyOptions.variable] != nil,
                                       zone: { try ArgumentValues.timeZone(nil, environment: console.environment) })
         if case .stream = output, isatty(STDOUT_FILENO) == 1 {
             throw UsageError(message: "Standard output is a terminal: an archive is binary; redirect it (-o - > FILE, or a pipe) or name a file with -o")
         }
+        threads = try ArgumentValues.integer(arguments.value("--threads"), option: "--threads", range: 1...GzipWriter.maxThreads)
+            ?? GzipWriter.availableThreads
+        rsyncable = arguments.flag("--rsyncable")
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")
         limits = try ArgumentValues.limits(arguments)
@@ -143,11 +154,12 @@ struct ExportCommand: Subcommand {
         console.announceUpgrade(of: store, quiet: quiet)
         let progress = ProgressLine("Exporting", console: console, quiet: quiet)
         defer { progress.finish() }
-        let result = try PulseStore.exportArchive(
-            storeDirectory: store, to: output,
-            options: ExportOptions(formatVersion: formatVersion, appVersion: "pulse-archive \(PulseArchiveCommand.version)",
-                                   exportedAt: exportedAt, compressed: compressed, limits: limits,
-                                   progress: progress.update(done:of:), sealing: sealing))
+        var options = ExportOptions(formatVersion: formatVersion, appVersion: "pulse-archive \(PulseArchiveCommand.version)",
+                                    exportedAt: exportedAt, compressed: compressed, limits: limits,
+                                    progress: progress.update(done:of:), sealing: sealing)
+        options.compressionThreads = threads
+        options.rsyncable = rsyncable
+        let result = try PulseStore.exportArchive(storeDirectory: store, to: output, options: options)
         progress.finish()
         for warning in result.warnings { console.err("warning: \(warning.message)") }
         // With the archive on standard output, the report goes to standard error.

@@ -9,6 +9,10 @@ public struct ExportOptions {
     public var exportedAt: Int64
     /// Compress with gzip (our format) or write plain JSON (the app's own).
     public var compressed: Bool
+    /// Deflate threads (`GzipWriter`'s `threads`): the archive's bytes do not depend on it.
+    public var compressionThreads = GzipWriter.availableThreads
+    /// End gzip blocks at content-defined points too (`GzipWriter`'s `rsyncable`).
+    public var rsyncable = false
     /// See `ArchiveWriterOptions.envelopeKeysFirst`.
     public var envelopeKeysFirst: Bool
     /// Called every few thousand rows with the rows written and the total.

@@ -109,9 +109,12 @@ extension PulseStore {
     /// `target`; `fileSink` counts the bytes the file received.
     private func exportPlain(to target: AtomicFile, through output: RewritableSink, counting fileSink: FileSink,
                              alternatives: some Sequence<String>, options: ExportOptions) throws -> ExportResult {
-        // JSON is produced on this thread while the second core compresses.
-        let gzip = { try GzipWriter(output: output, modificationTime: GzipWriter.headerTime(millisecondsSince1970: options.exportedAt)) }
-        let counter = ByteCounter(next: options.compressed ? BackgroundSink(next: try gzip()) : output)
+        // JSON is produced on this thread while the deflate threads compress.
+        let gzip = {
+            try GzipWriter(output: output, modificationTime: GzipWriter.headerTime(millisecondsSince1970: options.exportedAt),
+                           threads: options.compressionThreads, rsyncable: options.rsyncable)
+        }
+        let counter = ByteCounter(next: options.compressed ? try gzip() : output)
         let (tables, documents) = try withSnapshot(limits: options.limits) { content, documents in
             (try ArchiveWriter.write(
                 content,

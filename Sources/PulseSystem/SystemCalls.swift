@@ -29,6 +29,19 @@ package enum SystemCalls {
         }
     }
 
+    /// Lets the calling thread yield its core to the process's other threads when they compete
+    /// (Linux: nice 5 for this thread alone, as Linux keeps a nice value per thread; Apple: the
+    /// utility QoS class). For helper threads that must not slow the thread that paces them:
+    /// the deflate threads, which otherwise take two thirds of the JSON thread's core.
+    /// Best effort: a refusal changes nothing.
+    package static func lowerCurrentThreadPriority() {
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
+        #elseif canImport(Darwin)
+        _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
+        #endif
+    }
+
     /// Turns core dumps off for the rest of the process (RLIMIT_CORE 0, and not dumpable on Linux).
     package static func disableCoreDumps() -> Bool { pulse_disable_core_dumps() == 0 }
 

@@ -34,20 +34,6 @@ enum ProcessResources {
     }
 }
 
-/// A sink in memory that can patch what it wrote: not a file, so a writer that patched only
-/// files would leave its checksum out.
-private final class MemorySink: RewritableSink {
-    var handleOwners: [HandleOwner] { [] }
-
-    private(set) var bytes: [UInt8] = []
-    var bytesWritten: Int64 { Int64(bytes.count) }
-    func write(_ chunk: UnsafeRawBufferPointer) throws { bytes += chunk }
-    func finish() throws {}
-    func patch(_ patch: [UInt8], at offset: Int64) throws {
-        bytes.replaceSubrange(Int(offset)..<Int(offset) + patch.count, with: patch)
-    }
-}
-
 /// Bytes that compress, but not to nothing (so no ratio guard minds them).
 private func sampleBytes(_ count: Int, seed: UInt64 = 7) -> [UInt8] {
     var state = seed
@@ -89,7 +75,7 @@ struct LifetimeTests {
     func checksumInAnySink() throws {
         let content = sampleBytes(600_000)
         let sink = MemorySink()
-        let writer = try GzipWriter(output: sink, bufferSize: 4096)
+        let writer = try GzipWriter(output: sink, blockSize: 4096)
         for start in stride(from: 0, to: content.count, by: 10_000) {
             try content[start..<min(start + 10_000, content.count)].withUnsafeBytes { try writer.write($0) }
         }
@@ -125,12 +111,12 @@ struct LifetimeTests {
         #expect(try inflate(Array(written.dropFirst(prefix.count))) == content)
     }
 
-    @Test("zlib's header stays ours until it is written: writers started together, written later, each write their own header")
+    @Test("writers started together, written later, each write their own header")
     func headerOutlivesTheCall() throws {
-        // zlib reads the header (and its extra field) at the first deflate, long after
-        // deflateSetHeader returned; other writers and allocations in between must not touch it.
+        // Other writers and allocations between a writer's start and its content must not
+        // touch its header.
         let sinks = (0..<8).map { _ in MemorySink() }
-        let writers = try sinks.map { try GzipWriter(output: $0, bufferSize: 64) }
+        let writers = try sinks.map { try GzipWriter(output: $0, blockSize: 64) }
         var churn: [[UInt8]] = []
         for i in 0..<1000 { churn.append([UInt8](repeating: UInt8(truncatingIfNeeded: i), count: 64)) }
         for (i, writer) in writers.enumerated().reversed() {
@@ -148,23 +134,23 @@ struct LifetimeTests {
         #expect(churn.count == 1000)
     }
 
-    @Test("a compressing sink released before it finished stops its thread and closes its file: 1000 of them leave nothing",
+    @Test("a gzip writer released before it finished stops its deflate threads and closes its file: 1000 of them leave nothing",
           .enabled(if: Capability.enabled(ProcessResources.available)))
-    func releasedSinksLeaveNothing() throws {
+    func releasedWritersLeaveNothing() throws {
         try Capability.require(ProcessResources.available, "/proc/self/task and /proc/self/fd")
         let dir = TemporaryDirectory()
         do {
-            // The count below sees a live sink's file.
-            let sink = BackgroundSink(next: try GzipWriter(output: FileSink(try SystemFile.createExclusive(dir.file("live")))))
+            // The count below sees a live writer's file.
+            let writer = try GzipWriter(output: FileSink(try SystemFile.createExclusive(dir.file("live"))), threads: 2)
             #expect(ProcessResources.descriptors(under: dir.path) == 1)
-            try sink.finish()
+            try writer.finish()
         }
         let chunk = sampleBytes(20_000)
         let threadsBefore = ProcessResources.threadCount
         for i in 0..<1000 {
             let file = try SystemFile.createExclusive(dir.file("part-\(i)"))
-            let sink = BackgroundSink(next: try GzipWriter(output: FileSink(file), bufferSize: 4096))
-            try chunk.withUnsafeBytes { try sink.write($0) }
+            let writer = try GzipWriter(output: FileSink(file), blockSize: 4096, threads: 2)
+            try chunk.withUnsafeBytes { try writer.write($0) }
         }
         #expect(ProcessResources.settles { ProcessResources.threadCount < threadsBefore + Self.othersThreads },
                 "\(ProcessResources.threadCount - threadsBefore) more threads than before")

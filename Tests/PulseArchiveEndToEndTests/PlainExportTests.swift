@@ -92,6 +92,8 @@ struct PlainExportTests {
             ("-o x.json.age -r \(key)", "does not end in .gz"),
             ("--compression none -o x.json.gz.age -r \(key)", "ends in .gz"),
             ("--compression zip -o x.json.gz", "must be gzip or none"),
+            ("--compression none --rsyncable -o x.json", "--rsyncable shapes the gzip stream"),
+            ("--compression none --threads 2 -o x.json", "--threads shapes the gzip stream"),
         ]
         for (arguments, message) in refused {
             // A store that does not exist: the name is refused before the store is looked at.

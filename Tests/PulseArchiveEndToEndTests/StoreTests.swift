@@ -245,14 +245,3 @@ struct StoreTests {
 func gunzip(_ path: String) throws -> [UInt8] {
     try readToEnd(try GzipReader(source: SystemFile.openForReading(path), name: path))
 }
-
-/// Everything a gzip reader gives, whatever its source.
-func readToEnd(_ reader: GzipReader) throws -> [UInt8] {
-    var out: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
-        if n == 0 { return out }
-        out += buffer[0..<n]
-    }
-}

@@ -28,4 +28,17 @@ struct GzipOwnershipTests {
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(stderr.contains("a zlib inflate stream used by a thread that does not own it"), "\(stderr)")
     }
+
+    @Test("a deflate worker's zlib stream used by a thread it was not handed to traps")
+    func deflateStreamUsedByAnotherThread() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let deflater = try! BlockDeflater(level: 6)
+            let job = DeflateJob(window: [1, 2, 3], dictionaryCount: 0, isLast: true, slot: DeflateResults.Slot())
+            let worker = ClosureWorker { _ = try? deflater.deflate(job) }
+            worker.start(named: "pulse-archive test", handingOver: [])
+            worker.join()
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("a zlib deflate stream used by a thread that does not own it"), "\(stderr)")
+    }
 }

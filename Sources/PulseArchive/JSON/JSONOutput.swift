@@ -18,8 +18,8 @@ final class JSONOutput {
     }
 
     /// Hands the buffer to the sink in pieces of the flush threshold: one value can be tens of
-    /// megabytes of text (8 MiB of control characters, escaped), and a sink that queues what it
-    /// is given for another thread (`BackgroundSink`) then holds a piece, not a second copy.
+    /// megabytes of text (8 MiB of control characters, escaped), and a sink that copies what it
+    /// is given (`GzipWriter`'s blocks) then holds a piece, not a second copy.
     func flush() throws {
         guard !buffer.isEmpty else { return }
         try buffer.withUnsafeBytes { bytes in
