@@ -165,7 +165,14 @@ public final class TablesWriter {
 
     /// Writes `contents` to a new file `name` in the folder's `subdirectory`; returns its SHA-256 in hex.
     private func copy(_ contents: some PieceReadable, to subdirectory: String, name: String) throws -> String {
-        let output = try OutputFile(directory: "\(folder.stagingPath)/\(subdirectory)", name: name)
+        let output: OutputFile
+        do {
+            output = try OutputFile(directory: "\(folder.stagingPath)/\(subdirectory)", name: name)
+        } catch let error as SystemError {
+            // A name the archive allows can still be one this file system refuses (too long,
+            // a character it does not take): say which entry it was.
+            throw SystemError(error.kind, "the \(subdirectory) entry '\(name)' cannot be a file here: \(error.message)")
+        }
         let hasher = SHA256()
         try contents.forEachPiece { piece in
             hasher.update(piece)
