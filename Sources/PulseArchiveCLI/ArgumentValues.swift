@@ -1,5 +1,6 @@
 import Foundation
 import PulseArchive
+import PulseSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -67,7 +68,13 @@ enum ArgumentValues {
     /// An archive argument: `-` is standard input (a file named `-` is `./-`), refused when it
     /// is a terminal, where the read would wait for typing.
     static func archiveInput(_ argument: String) throws -> ArchiveInput {
-        guard argument == "-" else { return .file(argument) }
+        guard argument == "-" else {
+            // A named pipe or `<(…)` is opened once, here, and read once: a look at its first
+            // bytes by path, or a second open, would lose them or wait for a writer gone.
+            var info = stat()
+            guard stat(argument, &info) == 0, [S_IFIFO, S_IFCHR, S_IFSOCK].contains(info.st_mode & S_IFMT) else { return .file(argument) }
+            return .stream(try SystemFile.openForReading(argument), named: argument)
+        }
         if isatty(STDIN_FILENO) == 1 {
             throw UsageError(message: "Standard input is a terminal: pipe an archive in (… | pulse-archive import -) or name a file")
         }

@@ -21,13 +21,18 @@ enum GadgetbridgeCommands {
     /// looked at without being read; standard input is read, and a Gadgetbridge file on it
     /// spooled into a private copy (SQLite needs a file), else its first bytes are put back.
     static func source(_ file: String, input: ArchiveInput, limits: ArchiveLimits) throws -> Source {
+        if let stream = input.openStream {
+            let head = try stream.read(upTo: GadgetbridgeFile.headLength)
+            guard GadgetbridgeFile.form(ofHead: head) != nil else { return .archive(.stream(stream, named: file, after: head).decrypting(with: input.keys)) }
+            return .gadgetbridge(try GadgetbridgeFile.open(streamHead: head, rest: stream, name: file, limits: limits))
+        }
         guard file == "-" else {
             return GadgetbridgeFile.form(of: file) == nil ? .archive(input) : .gadgetbridge(try GadgetbridgeFile.open(file, limits: limits))
         }
         let standardInput = try SystemFile.standardInput()
         let head = try standardInput.read(upTo: GadgetbridgeFile.headLength)
         guard GadgetbridgeFile.form(ofHead: head) != nil else { return .archive(input.reading(standardInputAfter: head)) }
-        return .gadgetbridge(try GadgetbridgeFile.open(standardInputHead: head, rest: standardInput, limits: limits))
+        return .gadgetbridge(try GadgetbridgeFile.open(streamHead: head, rest: standardInput, name: "standard input", limits: limits))
     }
 
     static func importHistory(_ command: ImportCommand, database: GadgetbridgeDatabase) throws -> Int32 {

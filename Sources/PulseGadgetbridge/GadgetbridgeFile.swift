@@ -40,11 +40,11 @@ public enum GadgetbridgeFile {
         return nil
     }
 
-    /// Opens a Gadgetbridge file arriving on standard input (`head`: its first bytes, already
-    /// read; `rest`: the remainder), spooled first into a private temporary copy, since SQLite
-    /// and libzip need a file (`ExtractedDatabase`); `--max-size` bounds the copy.
-    public static func open(standardInputHead head: [UInt8], rest: SystemFile, limits: ArchiveLimits) throws -> GadgetbridgeDatabase {
-        let name = "standard input"
+    /// Opens a Gadgetbridge file arriving on standard input or a pipe named `name` (`head`: its
+    /// first bytes, already read; `rest`: the remainder), spooled first into a private
+    /// temporary copy, since SQLite and libzip need a file (`ExtractedDatabase`); `--max-size`
+    /// bounds the copy.
+    public static func open(streamHead head: [UInt8], rest: SystemFile, name: String, limits: ArchiveLimits) throws -> GadgetbridgeDatabase {
         let spooled = try ExtractedDatabase(name: name) { file in
             try file.write(head, at: 0)
             var total = Int64(head.count)

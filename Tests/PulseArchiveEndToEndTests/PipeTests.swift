@@ -26,6 +26,24 @@ struct PipeTests {
         "{" + members.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
+    @Test("a named pipe or <(…) is read once: inspect, verify, diff and tables take it; a cut one fails, never waits")
+    func namedPipesAndProcessSubstitution() throws {
+        let dir = TemporaryDirectory()
+        let golden = Repository.sampleFormat2
+        for command in ["inspect <(cat '\(golden)')", "verify <(cat '\(golden)') -q", "diff <(cat '\(golden)') <(gzip -dc '\(golden)') --exit-code",
+                        "tables <(cat '\(golden)') -o from-pipe -q"] {
+            let result = try Self.shell("bash -c 'timeout 120 \"$PA\" \(command.replacingOccurrences(of: "'", with: "'\\''"))'", in: dir.path)
+            #expect(result.exitCode == 0, "\(command): \(result.stderr)")
+        }
+        #expect(FileManager.default.fileExists(atPath: dir.file("from-pipe/tables.json")))
+        // A FIFO whose writer has left is never opened a second time (that would wait forever):
+        // whole, it reads; cut, the reader names the cut.
+        let whole = try Self.shell("mkfifo p && (cat '\(golden)' > p &) && timeout 120 \"$PA\" inspect p", in: dir.path)
+        #expect(whole.exitCode == 0 && whole.stdout.contains("format 2"), "\(whole.stderr)")
+        let cut = try Self.shell("(head -c 100 '\(golden)' > p &) && timeout 120 \"$PA\" inspect p", in: dir.path)
+        #expect(cut.exitCode == 1 && cut.stderr.contains("p ends early"), "exit \(cut.exitCode): \(cut.stderr)")
+    }
+
     @Test("export -o - into a pipe, import - from it: the store arrives whole, and no file named - appears")
     func exportToImportThroughAPipe() throws {
         let dir = TemporaryDirectory()

@@ -29,6 +29,11 @@ final class ArchiveFile: ByteSource {
         return n
     }
 
+    /// A pipe or device the caller has open, read once where its descriptor stands.
+    init(streaming file: SystemFile) {
+        self.file = file
+    }
+
     /// Standard input, read once.
     init(standardInput: Void) throws(ArchiveError) {
         file = try Self.converting { try SystemFile.standardInput() }

@@ -10,6 +10,10 @@ public struct ArchiveInput {
         /// Standard input; `head`: its first bytes, already read by the caller (`import` looks
         /// for a Gadgetbridge file first), read again before the rest.
         case standardInput(head: [UInt8])
+        /// A named pipe, a device or a process substitution's `/dev/fd/N`: opened once by the
+        /// caller and read once, like standard input (reopening one would find its data gone,
+        /// or wait for a writer that has left); `head` as for standard input.
+        case stream(OpenFile, head: [UInt8])
         case memory([UInt8])
         case openFile(OpenFile)
     }
@@ -52,6 +56,19 @@ public struct ArchiveInput {
         guard case .standardInput = origin else { return self }
         return ArchiveInput.standardInput(after: head).decrypting(with: keys)
     }
+
+    /// A path that is not a regular file (a named pipe, a device, `/dev/fd/N`), already open:
+    /// read once, front to back, never reopened.
+    public static func stream(_ file: SystemFile, named path: String, after head: [UInt8] = []) -> ArchiveInput {
+        ArchiveInput(origin: .stream(OpenFile(file: file), head: head), name: path)
+    }
+
+    /// The open stream of an input made by `stream(_:named:after:)`, for a caller that looks
+    /// at its first bytes before the reader does; nil for every other input.
+    public var openStream: SystemFile? {
+        if case .stream(let open, _) = origin { return open.file }
+        return nil
+    }
     public static func bytes(_ bytes: [UInt8], name: String = "<memory>") -> ArchiveInput {
         ArchiveInput(origin: .memory(bytes), name: name)
     }
@@ -59,7 +76,9 @@ public struct ArchiveInput {
     /// True when the bytes can be read a second time (a file, memory): the reader then looks
     /// again for the format version after a failure, to name the real cause.
     var canReadAgain: Bool {
-        if case .standardInput = origin { return false }
-        return true
+        switch origin {
+        case .standardInput, .stream: return false
+        case .file, .memory, .openFile: return true
+        }
     }
 }

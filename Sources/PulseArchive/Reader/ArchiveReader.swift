@@ -123,6 +123,9 @@ public struct ArchiveReader {
         case .standardInput(let head):
             let standardInput = try ArchiveFile(standardInput: ())
             (file, size) = (head.isEmpty ? standardInput : PrefixedSource(head, then: standardInput), nil)
+        case .stream(let open, let head):
+            let stream = ArchiveFile(streaming: open.file)
+            (file, size) = (head.isEmpty ? stream : PrefixedSource(head, then: stream), nil)
         case .memory(let bytes):
             (file, size) = (MemorySource(bytes), Int64(bytes.count))
         case .openFile(let open):
