@@ -42,7 +42,7 @@ enum GadgetbridgeCommands {
         var mapping = GadgetbridgeMapping()
         let (result, overlap) = try PulseStore.importRingHistory(storeDirectory: command.store, options: ImportOptions(
             mode: command.mode, appVersion: "pulse-archive \(PulseArchiveCommand.version)", now: ArgumentValues.nowMillis(),
-            limits: command.limits, backfill: command.backfill, backfillProgress: scoring.update), stamp: stamp) { visitor in
+            limits: command.limits, backfill: command.backfill, backfillProgress: scoring.update), stamp: stamp, timeZone: command.zone) { visitor in
             mapping = try mapper.map(into: &visitor)
         }
         scoring.finish()

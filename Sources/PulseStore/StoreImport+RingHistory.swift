@@ -27,8 +27,10 @@ extension PulseStore {
     /// completed: the one change to rows that existed.
     /// - Parameter stamp: the rows' `now` (milliseconds), which the completed daily totals get
     ///   too; `options.now` is the clock's, for the safety backup and the backfill.
+    /// - Parameter timeZone: the zone of the local days: a store's daily row is the day's when it
+    ///   lies in [midnight, next midnight) there (23 or 25 hours across a DST change).
     /// - Parameter deliver: delivers the rows to the staging visitor, table by table.
-    public static func importRingHistory(storeDirectory: String, options: ImportOptions, stamp: Int64,
+    public static func importRingHistory(storeDirectory: String, options: ImportOptions, stamp: Int64, timeZone: TimeZone,
                                          deliver: (inout any ArchiveVisitor) throws -> Void) throws -> (ImportResult, RingHistoryOverlap) {
         var overlap = RingHistoryOverlap()
         let result = try importing(into: storeDirectory, options: options) { store, didCommit in
@@ -45,7 +47,7 @@ extension PulseStore {
             let mode = options.mode ?? .replace
             var backupPath: String?
             let merging = !wasEmpty && mode == .merge
-            if merging { overlap = try store.dropOverlap(staging) }
+            if merging { overlap = try store.dropOverlap(staging, timeZone: timeZone) }
             overlap.keptSessions = try staging.strings(#"SELECT "id" FROM "sleepSessions""#)
             overlap.keptDevices = try staging.strings(#"SELECT "id" FROM "devices""#)
             var summary = ArchiveSummary()
@@ -64,10 +66,11 @@ extension PulseStore {
 
     /// Deletes from staging what the store already holds (§3.8), and records in staging's
     /// `dailyUpdates` the existing daily totals the new buckets complete (§3.7).
-    private func dropOverlap(_ staging: StagingArea) throws -> RingHistoryOverlap {
+    private func dropOverlap(_ staging: StagingArea, timeZone: TimeZone) throws -> RingHistoryOverlap {
         var overlap = RingHistoryOverlap()
         try database.attach(staging.databasePath, as: "staging")
         defer { try? database.execute("DETACH DATABASE staging") }
+        try writeDayEnds(timeZone: timeZone)
         let before = try kindCounts()
         // A measurement: its id taken, or (whole minutes) one from the ring within ±120 s.
         try database.execute("""
@@ -111,12 +114,13 @@ extension PulseStore {
         try database.execute("""
             CREATE TABLE staging."dailyUpdates" AS SELECT m."id" AS "id", t."steps" AS "steps", t."distance" AS "distance"
               FROM staging."activityDailies" AS d JOIN staging."daySums" AS t ON t."date" = d."date"
-              JOIN main."activityDailies" AS m ON m."date" >= d."date" AND m."date" < d."date" + 86400000
+              JOIN staging."dayEnds" AS e ON e."date" = d."date"
+              JOIN main."activityDailies" AS m ON m."date" >= d."date" AND m."date" < e."end"
               WHERE t."steps" > m."steps" OR t."distance" > m."distanceMeters"
             """)
         try database.execute("""
             DELETE FROM staging."activityDailies" AS d WHERE EXISTS (SELECT 1 FROM main."activityDailies" AS m
-              WHERE m."date" >= d."date" AND m."date" < d."date" + 86400000)
+              WHERE m."date" >= d."date" AND m."date" < (SELECT "end" FROM staging."dayEnds" AS e WHERE e."date" = d."date"))
             """)
         try database.execute("""
             UPDATE staging."activityDailies" SET
@@ -125,6 +129,26 @@ extension PulseStore {
             """)
         overlap.updatedDailies = Int(try database.integer(#"SELECT count(*) FROM staging."dailyUpdates""#))
         return overlap
+    }
+
+    /// `staging.dayEnds`: each new daily row's next local midnight, by the calendar (SQL only
+    /// knows 24-hour days; a spring day has 23 hours, an autumn one 25).
+    private func writeDayEnds(timeZone: TimeZone) throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        try database.execute(#"CREATE TABLE staging."dayEnds" ("date" INTEGER PRIMARY KEY, "end" INTEGER NOT NULL)"#)
+        let dates = try database.prepare(#"SELECT DISTINCT "date" FROM staging."activityDailies""#)
+        let insert = try database.prepare(#"INSERT INTO staging."dayEnds" VALUES (?, ?)"#)
+        while try dates.step() {
+            let midnight = dates.int64(at: 0)
+            let start = Date(timeIntervalSince1970: Double(midnight) / 1000)
+            let next = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: start)).map { calendar.startOfDay(for: $0) }
+                ?? start.addingTimeInterval(86_400)
+            try insert.bind(int64: midnight, at: 1)
+            try insert.bind(int64: Int64((next.timeIntervalSince1970 * 1000).rounded()), at: 2)
+            try insert.runToEnd()
+            insert.reset()
+        }
     }
 
     private func kindCounts() throws -> [String: Int] {

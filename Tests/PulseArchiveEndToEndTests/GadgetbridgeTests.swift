@@ -187,6 +187,34 @@ import PulseSQLite
         }
     }
 
+    /// Each `activityDailies` row's steps by its date, and the bucket sums by their day.
+    static func dailySteps(_ snapshot: StoreSnapshot) -> (dailies: [Int64: Int64], buckets: [Int64: Int64]) {
+        var dailies: [Int64: Int64] = [:], buckets: [Int64: Int64] = [:]
+        for row in snapshot.rows["activityDailies"] ?? [] {
+            if case .date(let day) = row[1], case .int(let steps) = row[2] { dailies[day] = steps }
+        }
+        for row in snapshot.rows["activityBucketSamples"] ?? [] {
+            if case .date(let day) = row[1], case .int(let steps) = row[3] { buckets[day, default: 0] += steps }
+        }
+        return (dailies, buckets)
+    }
+
+    @Test("--merge across the spring and autumn DST changes (Europe/Berlin): each day's total lands on its own local day, a 23-hour day never takes the next day's row",
+          arguments: [(Int64(28), Int64(29)), (Int64(29), Int64(30)), (Int64(237), Int64(238))])
+    func mergeAcrossDST(earlier: Int64, later: Int64) throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("store")
+        let day = { (n: Int64) in GadgetbridgeFixtures.march1 + n * 86_400_000 }
+        _ = try Self.importJSON([try Self.history(dir, "later", .init(days: 1, start: day(later), otherDevice: false, invalidRows: false)),
+                                 "--store", store, "--no-backfill"], zone: "Europe/Berlin")
+        _ = try Self.importJSON([try Self.history(dir, "earlier", .init(days: 1, start: day(earlier), otherDevice: false, invalidRows: false)),
+                                 "--store", store, "--merge", "--no-backfill"], zone: "Europe/Berlin")
+        let (dailies, buckets) = Self.dailySteps(try StoreSnapshot(store: store))
+        // Every local day with buckets has its row, holding (at least, as the merge takes the larger) its buckets' sum.
+        #expect(Set(dailies.keys) == Set(buckets.keys), "days \(dailies.keys.sorted()) vs buckets \(buckets.keys.sorted())")
+        for (date, sum) in buckets { #expect(dailies[date] == sum, "the day at \(date): \(dailies[date] ?? -1) steps, its buckets \(sum)") }
+    }
+
     @Test("schema 92 imports (no temperature table); a schema missing a needed column is refused naming it, the store untouched")
     func schemaVersions() throws {
         let dir = TemporaryDirectory()
