@@ -110,6 +110,9 @@ enum GadgetbridgeCommands {
     static func inspect(_ database: GadgetbridgeDatabase, json: Bool, console: Console) throws -> Int32 {
         let form = database.form
         let tables = try database.tableExtents()
+        // The import's own mapping, its rows discarded: inspect and import agree on what is invalid.
+        var discard = DiscardingVisitor()
+        let invalid = try GadgetbridgeMapper(database, timeZone: TimeZone(identifier: "UTC")!, now: 0).map(into: &discard).tables.mapValues(\.invalid)
         if json {
             try console.out(JSONReport.object([
                 ("dialect", .string("gadgetbridge")), ("form", .string(form.rawValue)), ("schemaVersion", .int(database.schemaVersion)),
@@ -119,7 +122,7 @@ enum GadgetbridgeCommands {
                 })),
                 ("tables", .object(ColmiTable.allCases.map { table in
                     let extent = tables[table]!
-                    return (table.rawValue, .object([("rows", .int(extent.rows)), ("first", extent.first.map { .string(iso($0)) } ?? .null),
+                    return (table.rawValue, .object([("rows", .int(extent.rows)), ("invalid", .int(invalid[table] ?? 0)), ("first", extent.first.map { .string(iso($0)) } ?? .null),
                                                      ("last", extent.last.map { .string(iso($0)) } ?? .null)]))
                 })),
                 ("bytes", .object([("compressed", .int(database.bytes.compressed)), ("uncompressed", .int(database.bytes.uncompressed))])),
@@ -129,11 +132,12 @@ enum GadgetbridgeCommands {
             text += Formatting.columns(["device", "type", "identifier", "rows", "status"], database.devices.map { device in
                 [device.name, device.typeName, device.identifier, ProgressLine.grouped(device.rows), device.isColmiRing ? "imported" : "ignored"]
             }, numeric: [3])
-            text += "\n" + Formatting.columns(["table", "rows", "first", "last"], ColmiTable.allCases.map { table in
+            text += "\n" + Formatting.columns(["table", "rows", "invalid", "first", "last"], ColmiTable.allCases.map { table in
                 let extent = tables[table]!
-                return [table.rawValue, ProgressLine.grouped(extent.rows), extent.first.map(iso) ?? "-", extent.last.map(iso) ?? "-"]
-            }, numeric: [1])
-            text += "\n" + stepsCaveat
+                return [table.rawValue, ProgressLine.grouped(extent.rows), ProgressLine.grouped(invalid[table] ?? 0),
+                        extent.first.map(iso) ?? "-", extent.last.map(iso) ?? "-"]
+            }, numeric: [1, 2])
+                text += "\n" + stepsCaveat
             try console.out(text)
         }
         return 0
@@ -142,4 +146,9 @@ enum GadgetbridgeCommands {
     private static func iso(_ milliseconds: Int64) -> String {
         (try? ArchiveDate.format(milliseconds)) ?? String(milliseconds)
     }
+}
+
+/// Takes the mapped rows and keeps none: `inspect` wants only the mapping's counts.
+private struct DiscardingVisitor: ArchiveVisitor {
+    mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {}
 }

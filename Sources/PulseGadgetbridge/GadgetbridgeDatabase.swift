@@ -178,7 +178,8 @@ extension GadgetbridgeDatabase {
                 if presentTables.contains(table) {
                     let unit = table.millisecondsPerUnit
                     let statement = try database.prepare("SELECT count(*), min(\"TIMESTAMP\") * \(unit), max(\"TIMESTAMP\") * \(unit) FROM \"\(table.rawValue)\" "
-                        + "WHERE \"DEVICE_ID\" IN (\(rings)) AND typeof(\"TIMESTAMP\") = 'integer'")
+                        + "WHERE \"DEVICE_ID\" IN (\(rings)) AND typeof(\"TIMESTAMP\") = 'integer' "
+                        + "AND \"TIMESTAMP\" >= \(GadgetbridgeMapper.earliest / unit) AND \"TIMESTAMP\" < \(GadgetbridgeMapper.latest / unit)")
                     _ = try statement.step()
                     extent.first = statement.isNull(at: 1) ? nil : statement.int64(at: 1)
                     extent.last = statement.isNull(at: 2) ? nil : statement.int64(at: 2)

@@ -305,6 +305,11 @@ public struct GadgetbridgeMapper {
 
     // MARK: - Activity (§3.7)
 
+    /// The valid `STEPS` and `DISTANCE` (m) of one row: the ring sends each quarter-hour's steps
+    /// and distance as 16-bit numbers and Gadgetbridge keeps one quarter per hour, so a larger
+    /// value did not come from the ring (and unbounded values could overflow a day's sum).
+    public static let validActivity: ClosedRange<Int64> = 0...65_535
+
     private func activity(of ring: GadgetbridgeDevice, taken: inout Set<Int64>, buckets: inout [ArchiveRow],
                           dailies: inout [String: (date: Int64, steps: Int64, distance: Double)], counts: inout ColmiTableCounts) throws {
         let statement = try rows(.activity, of: ring, [Self.integer("STEPS"), Self.number("DISTANCE")])
@@ -312,7 +317,8 @@ public struct GadgetbridgeMapper {
         while try statement.step() {
             counts.read += 1
             let steps = statement.int64(at: 1), distance = statement.double(at: 2)
-            guard !statement.isNull(at: 0), !statement.isNull(at: 1), !statement.isNull(at: 2), steps >= 0, distance >= 0, distance.isFinite else {
+            guard !statement.isNull(at: 0), !statement.isNull(at: 1), !statement.isNull(at: 2),
+                  Self.validActivity.contains(steps), distance >= 0, distance <= Double(Self.validActivity.upperBound) else {
                 counts.invalid += 1
                 continue
             }
@@ -323,8 +329,12 @@ public struct GadgetbridgeMapper {
             buckets.append(ArchiveRow(values: [
                 .int(instant / 1000), .date(day.start), .date(instant), .int(steps), .double(distance), .string("ring_history"), .date(now),
             ]))
-            dailies[day.text, default: (day.start, 0, 0)].steps += steps
-            dailies[day.text]!.distance += distance
+            // Bounded per row, so a day's sums cannot overflow; saturating all the same.
+            var sums = dailies[day.text] ?? (day.start, 0, 0)
+            let total = sums.steps.addingReportingOverflow(steps)
+            sums.steps = total.overflow ? Int64.max : total.partialValue
+            sums.distance += distance
+            dailies[day.text] = sums
             counts.imported += 1
         }
     }

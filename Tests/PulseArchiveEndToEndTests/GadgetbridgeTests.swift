@@ -215,6 +215,30 @@ import PulseSQLite
         for (date, sum) in buckets { #expect(dailies[date] == sum, "the day at \(date): \(dailies[date] ?? -1) steps, its buckets \(sum)") }
     }
 
+    @Test("hostile activity values (STEPS 2^62 twice on one day, 65,536, DISTANCE 1e300, a timestamp near Int64.max) are invalid rows, never a trap; inspect counts the same invalid rows and shows ISO-8601 first/last")
+    func hostileActivityValues() throws {
+        let dir = TemporaryDirectory()
+        let file = try Self.history(dir, "Gadgetbridge", .init(days: 1, otherDevice: false, invalidRows: false))
+        let database = try SQLiteDatabase(path: file, create: false)
+        let t = GadgetbridgeFixtures.march1 / 1000
+        try database.execute(#"UPDATE "COLMI_ACTIVITY_SAMPLE" SET "STEPS" = 4611686018427387904 WHERE "TIMESTAMP" IN (\#(t), \#(t + 3600))"#)
+        try database.execute(#"UPDATE "COLMI_ACTIVITY_SAMPLE" SET "STEPS" = 65536 WHERE "TIMESTAMP" = \#(t + 7200)"#)
+        try database.execute(#"UPDATE "COLMI_ACTIVITY_SAMPLE" SET "DISTANCE" = 1e300 WHERE "TIMESTAMP" = \#(t + 10800)"#)
+        try database.execute(#"UPDATE "COLMI_ACTIVITY_SAMPLE" SET "STEPS" = 65535, "DISTANCE" = 65535 WHERE "TIMESTAMP" = \#(t + 14400)"#)
+        // A heart-rate row far past 2100 (its milliseconds overflow any further multiplication).
+        try database.execute(#"INSERT INTO "COLMI_HEART_RATE_SAMPLE" VALUES (9223372036854775000, 1, 1, 60)"#)
+        database.close()
+        let json = try Self.importJSON([file, "--store", dir.file("store"), "--no-backfill"])
+        #expect(Self.tables(json)["COLMI_ACTIVITY_SAMPLE"] == ["read": 24, "imported": 20, "duplicate": 0, "invalid": 4, "unmapped": 0])
+        #expect(Self.tables(json)["COLMI_HEART_RATE_SAMPLE"]?["invalid"] == 1)
+        // inspect agrees with import on what is invalid; first and last are ISO-8601 instants in range.
+        let inspected = try CLI.run(["inspect", file, "--json"])
+        #expect(inspected.exitCode == 0, "\(inspected.stderr)")
+        let tables = try #require(inspected.json["tables"] as? [String: [String: Any]])
+        #expect(tables["COLMI_ACTIVITY_SAMPLE"]?["invalid"] as? Int == 4 && tables["COLMI_HEART_RATE_SAMPLE"]?["invalid"] as? Int == 1)
+        #expect(tables["COLMI_HEART_RATE_SAMPLE"]?["last"] as? String == "2026-03-01T23:55:00.000Z", "\(tables)")
+    }
+
     @Test("schema 92 imports (no temperature table); a schema missing a needed column is refused naming it, the store untouched")
     func schemaVersions() throws {
         let dir = TemporaryDirectory()
