@@ -52,6 +52,10 @@ extension PulseStore {
             overlap.keptDevices = try staging.strings(#"SELECT "id" FROM "devices""#)
             var summary = ArchiveSummary()
             summary.rowsFound = try staging.rowCounts()
+            // A replace gives the store an import into an empty store gives: as an archive
+            // without documents would, the history replaces the document tree with an empty one
+            // (staging's `archive/`; files that are not documents stay, as they always do).
+            summary.hasDocuments = mode == .replace && !wasEmpty
             let inserted = try store.applyStaged(staging, summary: summary, mode: mode, intoEmptyStore: wasEmpty, now: options.now,
                                                  backfillFollows: options.backfill != nil, beforeCommit: {
                 if mode == .replace && !wasEmpty { backupPath = try store.writeSafetyBackup(options: options) }

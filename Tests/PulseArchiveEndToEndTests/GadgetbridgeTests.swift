@@ -112,12 +112,19 @@ import PulseSQLite
         let file = try Self.history(dir, "Gadgetbridge", .init(days: 2))
         let store = dir.file("store")
         try StoreFixtures.demoStore(store, days: 3)
+        // The store's documents go as an archive --replace removes them.
+        let split = store + "/Splits/01M6CRWHZ8FH1N0TFB3R6MB32H.json"
+        try FileManager.default.createDirectory(atPath: store + "/Splits", withIntermediateDirectories: true)
+        try Data(#"{"id": "01M6CRWHZ8FH1N0TFB3R6MB32H", "name": "Legs"}"#.utf8).write(to: URL(fileURLWithPath: split))
         let json = try Self.importJSON([file, "--store", store, "--replace", "--no-backfill"])
         #expect(json["mode"] as? String == "replace")
         let backup = try #require(json["safetyBackup"] as? String)
         #expect(FileManager.default.fileExists(atPath: backup))
+        #expect(!FileManager.default.fileExists(atPath: split))
         _ = try Self.importJSON([file, "--store", dir.file("fresh"), "--no-backfill"])
         #expect(try StoreSnapshot(store: store).sameContent(as: StoreSnapshot(store: dir.file("fresh"))))
+        let left = FileManager.default.enumerator(atPath: store)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".json") } ?? []
+        #expect(left.isEmpty, "documents left: \(left)")
     }
 
     @Test("a Gadgetbridge database or backup on standard input (a pipe) is spooled and imported as from its path; an archive on it still imports")
