@@ -75,15 +75,20 @@ public enum GadgetbridgeFile {
     /// Opens the database the file holds, read-only: the user's file in place
     /// (`immutable=1`: no lock, no `-wal`/`-shm` beside it, never written), or the ZIP's entry
     /// copied out first into a private temporary directory (see `ExtractedDatabase`).
+    ///
+    /// A link to the database is followed: it is the user's input, only read (the rule never
+    /// to follow links is about files the tool writes), and SQLite, which refuses a link, opens
+    /// the real file.
     public static func open(_ path: String, limits: ArchiveLimits) throws -> GadgetbridgeDatabase {
         switch form(of: path) {
         case .database:
-            let size = try SystemFile.openForReading(path).size()
+            let target = realPath(path)
+            let size = try SystemFile.openForReading(target).size()
             guard size <= limits.maxUncompressedBytes else {
                 throw ArchiveError(.limitExceeded, "\(path) holds \(size) bytes, more than the limit of \(limits.maxUncompressedBytes)",
                                    limit: .uncompressedBytes)
             }
-            return try GadgetbridgeDatabase(path: path, shownAs: path, form: .database, bytes: (size, size), extracted: nil)
+            return try GadgetbridgeDatabase(path: target, shownAs: path, form: .database, bytes: (size, size), extracted: nil)
         case .backup:
             let extracted = try ExtractedDatabase(zip: path, limits: limits)
             return try GadgetbridgeDatabase(path: extracted.path, shownAs: "\(path) (\(databaseEntry))", form: .backup,
@@ -92,6 +97,14 @@ public enum GadgetbridgeFile {
             throw GadgetbridgeError(.notGadgetbridge, "\(path) is neither an SQLite database nor a ZIP file")
         }
     }
+}
+
+/// The file a path names, links resolved (the path itself when it cannot be resolved: opening
+/// it then names the problem).
+func realPath(_ path: String) -> String {
+    guard let resolved = realpath(path, nil) else { return path }
+    defer { free(resolved) }
+    return String(cString: resolved)
 }
 
 /// The database of a backup ZIP, copied out into a file of its own in a private temporary
