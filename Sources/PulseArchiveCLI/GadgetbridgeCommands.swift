@@ -10,6 +10,9 @@ enum GadgetbridgeCommands {
     /// The known loss said once in every text report (spec §3.11).
     static let stepsCaveat = "Steps: Gadgetbridge kept one quarter-hour per hour, so imported days undercount steps (by up to about 75 %)."
 
+    /// Said when the database's `-wal` was read with it (docs/gadgetbridge.md).
+    static let walNote = "Read with its write-ahead log (the -wal file beside the database), from a private copy; the files were not changed."
+
     /// What `import` or `inspect` was given.
     enum Source {
         case gadgetbridge(GadgetbridgeDatabase)
@@ -60,7 +63,8 @@ enum GadgetbridgeCommands {
         let json: [(String, JSONReport)] = [
             ("updated", .object([("activityDailies", .int(overlap.updatedDailies))])),
             ("gadgetbridge", .object([
-                ("form", .string(form.rawValue)), ("schemaVersion", .int(database.schemaVersion)), ("timezone", .string(command.zone.identifier)),
+                ("form", .string(form.rawValue)), ("writeAheadLog", .bool(database.withWriteAheadLog)),
+                ("schemaVersion", .int(database.schemaVersion)), ("timezone", .string(command.zone.identifier)),
                 ("devices", .array(devices)),
                 ("tables", .object(ColmiTable.allCases.map { table in
                     let c = tables[table]!
@@ -77,6 +81,7 @@ enum GadgetbridgeCommands {
         for device in database.devices where mapping.deviceIDs[device.id] == nil {
             text += "\nIgnored \(device.name) (\(device.typeName), \(device.identifier)): not a Colmi or Yawell ring, \(ProgressLine.grouped(device.rows)) rows"
         }
+        if database.withWriteAheadLog { text += "\n" + walNote }
         if overlap.updatedDailies > 0 { text += "\nCompleted the daily step totals of \(overlap.updatedDailies) days the store already had" }
         text += "\n" + stepsCaveat
         try command.report(result, extraJSON: json, extraText: text)
@@ -115,7 +120,8 @@ enum GadgetbridgeCommands {
         let invalid = try GadgetbridgeMapper(database, timeZone: TimeZone(identifier: "UTC")!, now: 0).map(into: &discard).tables.mapValues(\.invalid)
         if json {
             try console.out(JSONReport.object([
-                ("dialect", .string("gadgetbridge")), ("form", .string(form.rawValue)), ("schemaVersion", .int(database.schemaVersion)),
+                ("dialect", .string("gadgetbridge")), ("form", .string(form.rawValue)), ("writeAheadLog", .bool(database.withWriteAheadLog)),
+                ("schemaVersion", .int(database.schemaVersion)),
                 ("devices", .array(database.devices.map { device in
                     .object([("identifier", .string(device.identifier)), ("typeName", .string(device.typeName)), ("name", .string(device.name)),
                              ("status", .string(device.isColmiRing ? "imported" : "ignored")), ("rows", .int(device.rows))])
@@ -137,7 +143,8 @@ enum GadgetbridgeCommands {
                 return [table.rawValue, ProgressLine.grouped(extent.rows), ProgressLine.grouped(invalid[table] ?? 0),
                         extent.first.map(iso) ?? "-", extent.last.map(iso) ?? "-"]
             }, numeric: [1, 2])
-                text += "\n" + stepsCaveat
+            if database.withWriteAheadLog { text += "\n" + walNote }
+            text += "\n" + stepsCaveat
             try console.out(text)
         }
         return 0

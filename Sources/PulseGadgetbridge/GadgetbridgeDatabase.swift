@@ -22,14 +22,20 @@ public final class GadgetbridgeDatabase {
     let database: SQLiteDatabase
     /// Keeps a ZIP's extracted copy until the database closes.
     private let extracted: ExtractedDatabase?
+    /// Read from a private copy with the `-wal` that lay beside it (its rows count).
+    public let withWriteAheadLog: Bool
 
-    init(path: String, shownAs name: String, form: GadgetbridgeFile.Form, bytes: (Int64, Int64), extracted: ExtractedDatabase?) throws {
+    /// - Parameter withWriteAheadLog: `path` is a private copy with its `-wal` beside it,
+    ///   opened normally so that SQLite applies the log (`immutable=1` would ignore it).
+    init(path: String, shownAs name: String, form: GadgetbridgeFile.Form, bytes: (Int64, Int64), extracted: ExtractedDatabase?,
+         withWriteAheadLog: Bool = false) throws {
         self.name = name
         self.form = form
         self.bytes = bytes
         self.extracted = extracted
+        self.withWriteAheadLog = withWriteAheadLog
         do {
-            database = try SQLiteDatabase(path: path, create: false, access: .immutable)
+            database = try SQLiteDatabase(path: path, create: false, access: withWriteAheadLog ? .readWrite : .immutable)
             let check = try database.prepare("PRAGMA quick_check")
             var problems: [String] = []
             while try check.step() { problems.append(check.text(at: 0)) }
