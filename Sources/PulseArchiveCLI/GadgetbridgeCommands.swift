@@ -10,6 +10,9 @@ enum GadgetbridgeCommands {
     /// The known loss said once in every text report (spec §3.11).
     static let stepsCaveat = "Steps: Gadgetbridge kept one quarter-hour per hour, so imported days undercount steps (by up to about 75 %)."
 
+    /// The tables whose counts have `overlapping` (sleep only).
+    static let sleepTables: Set<ColmiTable> = [.sleepSession, .sleepStage]
+
     /// Said when the database's `-wal` was read with it (docs/gadgetbridge.md).
     static let walNote = "Read with its write-ahead log (the -wal file beside the database), from a private copy; the files were not changed."
 
@@ -68,8 +71,9 @@ enum GadgetbridgeCommands {
                 ("devices", .array(devices)),
                 ("tables", .object(ColmiTable.allCases.map { table in
                     let c = tables[table]!
-                    return (table.rawValue, .object([("read", .int(c.read)), ("imported", .int(c.imported)), ("duplicate", .int(c.duplicate)),
-                                                     ("invalid", .int(c.invalid)), ("unmapped", .int(c.unmapped))]))
+                    let overlapping: [(String, JSONReport)] = Self.sleepTables.contains(table) ? [("overlapping", .int(c.overlapping))] : []
+                    return (table.rawValue, .object([("read", .int(c.read)), ("imported", .int(c.imported)), ("duplicate", .int(c.duplicate))]
+                                                    + overlapping + [("invalid", .int(c.invalid)), ("unmapped", .int(c.unmapped))]))
                 })),
             ])),
         ]
@@ -82,6 +86,10 @@ enum GadgetbridgeCommands {
             text += "\nIgnored \(device.name) (\(device.typeName), \(device.identifier)): not a Colmi or Yawell ring, \(ProgressLine.grouped(device.rows)) rows"
         }
         if database.withWriteAheadLog { text += "\n" + walNote }
+        if !overlap.overlappingSessions.isEmpty {
+            text += "\nNot imported: \(overlap.overlappingSessions.count) sleep sessions (\(ProgressLine.grouped(tables[.sleepStage]!.overlapping)) stage rows) "
+                + "overlapping a night already in the store that they run past (a night split across two exports); the store's nights are never changed"
+        }
         if overlap.updatedDailies > 0 { text += "\nCompleted the daily step totals of \(overlap.updatedDailies) days the store already had" }
         text += "\n" + stepsCaveat
         try command.report(result, extraJSON: json, extraText: text)
@@ -103,6 +111,9 @@ enum GadgetbridgeCommands {
             if overlap.keptSessions.contains(id) {
                 tables[.sleepSession]!.imported += rows.sessions
                 tables[.sleepStage]!.imported += rows.stages
+            } else if overlap.overlappingSessions.contains(id) {
+                tables[.sleepSession]!.overlapping += rows.sessions
+                tables[.sleepStage]!.overlapping += rows.stages
             } else {
                 tables[.sleepSession]!.duplicate += rows.sessions
                 tables[.sleepStage]!.duplicate += rows.stages

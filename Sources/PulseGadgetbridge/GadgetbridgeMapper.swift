@@ -4,11 +4,14 @@ import PulseSQLite
 import PulseSystem
 
 /// Rows of one COLMI table, as the report counts them (§3.9): read = imported + duplicate +
-/// invalid + unmapped.
+/// overlapping + invalid + unmapped.
 public struct ColmiTableCounts: Sendable, Equatable {
     public var read = 0
     public var imported = 0
     public var duplicate = 0
+    /// Sleep rows of a night the store holds only part of: not added (the store's night is
+    /// never changed), but not a duplicate either (docs/gadgetbridge.md).
+    public var overlapping = 0
     public var invalid = 0
     public var unmapped = 0
     public init() {}

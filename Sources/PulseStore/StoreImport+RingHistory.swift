@@ -10,6 +10,10 @@ public struct RingHistoryOverlap: Sendable, Equatable {
     public var measurements: [String: Int] = [:]
     /// The ids of the sleep sessions that were applied (the others overlapped the store's).
     public var keptSessions: Set<String> = []
+    /// Of the sessions not applied, those with a block outside every session of the store: a
+    /// night the store holds only part of (the rest came in a later export), which the rule
+    /// cannot add without changing the store's night (docs/gadgetbridge.md).
+    public var overlappingSessions: Set<String> = []
     /// Activity buckets dropped.
     public var buckets = 0
     /// The ids of the device rows that were applied.
@@ -87,12 +91,19 @@ extension PulseStore {
         for (kind, count) in before where overlap.measurements[kind] == nil { overlap.measurements[kind] = count }
         // A session: its id or a block's taken, or one of the store's overlaps it (a zero-length
         // one counting as a minute).
-        try database.execute("""
-            DELETE FROM staging."sleepSessions" AS s WHERE s."id" IN (SELECT "id" FROM main."sleepSessions")
+        let taken = """
+            s."id" IN (SELECT "id" FROM main."sleepSessions")
               OR EXISTS (SELECT 1 FROM staging."sleepStageBlocks" AS b WHERE b."sessionId" = s."id" AND b."id" IN (SELECT "id" FROM main."sleepStageBlocks"))
               OR EXISTS (SELECT 1 FROM main."sleepSessions" AS m WHERE m."startAt" < max(s."endAt", s."startAt" + 60000)
                          AND s."startAt" < max(m."endAt", m."startAt" + 60000))
+            """
+        overlap.overlappingSessions = try strings("""
+            SELECT s."id" FROM staging."sleepSessions" AS s WHERE (\(taken))
+              AND EXISTS (SELECT 1 FROM staging."sleepStageBlocks" AS b WHERE b."sessionId" = s."id"
+                AND NOT EXISTS (SELECT 1 FROM main."sleepSessions" AS m
+                  WHERE m."startAt" <= b."startAt" AND b."startAt" + b."durationMinutes" * 60000 <= max(m."endAt", m."startAt" + 60000)))
             """)
+        try database.execute(#"DELETE FROM staging."sleepSessions" AS s WHERE "# + taken)
         try database.execute(#"DELETE FROM staging."sleepStageBlocks" WHERE "sessionId" NOT IN (SELECT "id" FROM staging."sleepSessions")"#)
         // A bucket: the store has one in the hour it stands for.
         try database.execute("""
@@ -175,8 +186,17 @@ extension PulseStore {
 }
 
 extension StagingArea {
+    func strings(_ sql: String) throws -> Set<String> { try database.strings(sql) }
+}
+
+extension PulseStore {
+    func strings(_ sql: String) throws -> Set<String> { try database.strings(sql) }
+}
+
+extension SQLiteDatabase {
+    /// The first column of every row of `sql`.
     func strings(_ sql: String) throws -> Set<String> {
-        let statement = try database.prepare(sql)
+        let statement = try prepare(sql)
         var values: Set<String> = []
         while try statement.step() { values.insert(statement.text(at: 0)) }
         return values
