@@ -1,4 +1,5 @@
 import Foundation
+import PulseArchive
 import PulseSQLite
 
 /// A Gadgetbridge database opened read-only and checked as the specification requires before
@@ -63,24 +64,37 @@ public final class GadgetbridgeDatabase {
             let found = devices.isEmpty ? "none" : devices.map { "\($0.name) (\($0.typeName))" }.joined(separator: ", ")
             throw GadgetbridgeError(.notGadgetbridge, "\(name) holds no Colmi or Yawell ring among its devices (found: \(found))")
         }
+        // A ring's ids come from its MAC (§3.4), case aside: two rows of one MAC would give every
+        // reading twice the same id. Refused here, so inspect and import say the same.
+        var seen: [String: GadgetbridgeDevice] = [:]
+        for ring in devices where ring.isColmiRing {
+            if let first = seen[ring.mac] {
+                throw GadgetbridgeError(.duplicateDevice, "\(name) lists the ring \(ring.mac) twice in its DEVICE table (_id \(first.id) as "
+                    + "\(ShownText.quoted(first.identifier)) and _id \(ring.id) as \(ShownText.quoted(ring.identifier))): Gadgetbridge keeps one row "
+                    + "per device, so its readings cannot be told apart; remove the ring in Gadgetbridge, add it again and export anew")
+            }
+            seen[ring.mac] = ring
+        }
     }
 
     /// The Colmi rings, in `_id` order.
     public var rings: [GadgetbridgeDevice] { devices.filter(\.isColmiRing) }
 
+    /// The tables and views, names upper-cased: SQLite's names are case-insensitive (a query of
+    /// `"COLMI_HEART_RATE_SAMPLE"` reads `colmi_heart_rate_sample`), and a view reads as a table.
     private static func tableNames(_ database: SQLiteDatabase) throws -> Set<String> {
-        let statement = try database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        let statement = try database.prepare("SELECT upper(name) FROM sqlite_master WHERE type IN ('table', 'view')")
         var names: Set<String> = []
         while try statement.step() { names.insert(statement.text(at: 0)) }
         return names
     }
 
     private static func requireColumns(_ needed: [String], of table: String, in database: SQLiteDatabase, file: String) throws {
-        let statement = try database.prepare("SELECT name FROM pragma_table_info(?)")
+        let statement = try database.prepare("SELECT upper(name) FROM pragma_table_info(?)")
         try statement.bind(text: table, at: 1)
         var columns: Set<String> = []
         while try statement.step() { columns.insert(statement.text(at: 0)) }
-        for column in needed where !columns.contains(column) {
+        for column in needed where !columns.contains(column.uppercased()) {
             throw GadgetbridgeError(.missingColumn, "\(file): the table \(table) has no column \(column), which the import needs "
                 + "(a Gadgetbridge schema this version does not know; schema \((try? database.integer("PRAGMA user_version")) ?? 0))")
         }
@@ -88,7 +102,7 @@ public final class GadgetbridgeDatabase {
 
     private static func readDevices(_ database: SQLiteDatabase, sampleTables: Set<String>) throws -> [GadgetbridgeDevice] {
         var hasAlias = false
-        let info = try database.prepare("SELECT name FROM pragma_table_info('DEVICE')")
+        let info = try database.prepare("SELECT upper(name) FROM pragma_table_info('DEVICE')")
         while try info.step() { hasAlias = hasAlias || info.text(at: 0) == "ALIAS" }
         let statement = try database.prepare("SELECT \"_id\", \"NAME\", \"IDENTIFIER\", \"TYPE_NAME\", \(hasAlias ? "\"ALIAS\"" : "NULL") FROM \"DEVICE\" ORDER BY \"_id\"")
         var devices: [GadgetbridgeDevice] = []
@@ -99,7 +113,7 @@ public final class GadgetbridgeDatabase {
         // A device's rows: in every *SAMPLE table that has DEVICE_ID (§3.9).
         var counts: [Int64: Int] = [:]
         for table in sampleTables.sorted() {
-            let columns = try database.prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = 'DEVICE_ID'")
+            let columns = try database.prepare("SELECT 1 FROM pragma_table_info(?) WHERE upper(name) = 'DEVICE_ID'")
             try columns.bind(text: table, at: 1)
             guard try columns.step() else { continue }
             let count = try database.prepare("SELECT \"DEVICE_ID\", count(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\" GROUP BY \"DEVICE_ID\"")

@@ -64,3 +64,57 @@ import PulseSQLite
         #expect(!FileManager.default.fileExists(atPath: file + "-shm"))
     }
 }
+
+/// What the hostile review found in how a file's devices, tables and values are read.
+@Suite struct GadgetbridgeOddFileTests {
+    static func edited(_ dir: TemporaryDirectory, _ sql: [String], history: GadgetbridgeFixtures.History = .init(days: 1, invalidRows: false)) throws -> String {
+        let file = try GadgetbridgeTests.history(dir, "Gadgetbridge", history)
+        let database = try SQLiteDatabase(path: file, create: false)
+        for statement in sql { try database.execute(statement) }
+        database.close()
+        return file
+    }
+
+    @Test("one ring listed twice (its MAC in another case): inspect and import refuse it alike, in a Gadgetbridge user's words")
+    func ringListedTwice() throws {
+        let dir = TemporaryDirectory()
+        let file = try Self.edited(dir, [#"INSERT INTO "DEVICE" VALUES (3, 'R02_1A2B', 'Colmi', 'f0:a1:b2:c3:d4:e5', 0, 'COLMI_R02', NULL, NULL, NULL)"#])
+        for arguments in [["inspect", file], ["import", file, "--store", dir.file("store"), "--timezone", "UTC"]] {
+            let result = try CLI.run(arguments)
+            #expect(result.exitCode == 1 && result.stderr.contains("lists the ring F0:A1:B2:C3:D4:E5 twice in its DEVICE table"), "\(arguments[0]): \(result.stderr)")
+            #expect(!result.stderr.contains("devices[1]"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("store") + "/pulse.sqlite"))
+    }
+
+    @Test("a ZIP holding database/Gadgetbridge twice is refused naming the repeated entry, not with libzip's words alone")
+    func zipEntryTwice() throws {
+        let dir = TemporaryDirectory()
+        let file = try GadgetbridgeTests.history(dir)
+        try GadgetbridgeFixtures.zip(database: file, to: dir.file("two"), extra: [("database/Gadgetbridgf", Array("x".utf8))])
+        // The second name made equal to the first in the local header and the central directory.
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.file("two"))))
+        let from = Array("database/Gadgetbridgf".utf8), to = Array("database/Gadgetbridge".utf8)
+        var index = 0, replaced = 0
+        while index + from.count <= bytes.count {
+            if Array(bytes[index..<index + from.count]) == from { bytes.replaceSubrange(index..<index + from.count, with: to); replaced += 1 }
+            index += 1
+        }
+        #expect(replaced == 2)
+        try Data(bytes).write(to: URL(fileURLWithPath: dir.file("two")))
+        let result = try CLI.run(["inspect", dir.file("two")])
+        #expect(result.exitCode == 1 && result.stderr.contains("two entries of the same name") && result.stderr.contains("database/Gadgetbridge"), "\(result.stderr)")
+    }
+
+    @Test("COLMI table names in lower case and a view named like a table are read as the tables (SQLite's names ignore case)")
+    func tableNameCaseAndView() throws {
+        let dir = TemporaryDirectory()
+        let file = try Self.edited(dir, [
+            #"ALTER TABLE "COLMI_HEART_RATE_SAMPLE" RENAME TO "hr_tmp""#, #"ALTER TABLE "hr_tmp" RENAME TO "colmi_heart_rate_sample""#,
+            #"ALTER TABLE "COLMI_STRESS_SAMPLE" RENAME TO "stress_rows""#, #"CREATE VIEW "COLMI_STRESS_SAMPLE" AS SELECT * FROM "stress_rows""#,
+        ])
+        let json = try GadgetbridgeTests.importJSON([file, "--store", dir.file("store"), "--no-backfill"])
+        let tables = GadgetbridgeTests.tables(json)
+        #expect(tables["COLMI_HEART_RATE_SAMPLE"]?["imported"] == 288 && tables["COLMI_STRESS_SAMPLE"]?["imported"] == 48, "\(tables)")
+    }
+}
