@@ -67,7 +67,7 @@ enum GadgetbridgeCommands {
             ("updated", .object([("activityDailies", .int(overlap.updatedDailies))])),
             ("gadgetbridge", .object([
                 ("form", .string(form.rawValue)), ("writeAheadLog", .bool(database.withWriteAheadLog)),
-                ("schemaVersion", .int(database.schemaVersion)), ("timezone", .string(command.zone.identifier)),
+                ("schemaVersion", .int(database.schemaVersion)), ("timezone", .string(command.zoneName)),
                 ("devices", .array(devices)),
                 ("tables", .object(ColmiTable.allCases.map { table in
                     let c = tables[table]!
@@ -77,7 +77,7 @@ enum GadgetbridgeCommands {
                 })),
             ])),
         ]
-        var text = "\n\nGadgetbridge \(form.rawValue) (schema \(database.schemaVersion)), local dates in \(command.zone.identifier):\n"
+        var text = "\n\nGadgetbridge \(form.rawValue) (schema \(database.schemaVersion)), local dates in \(command.zoneName):\n"
         text += Formatting.columns(["table", "read", "imported", "duplicate", "invalid", "unmapped"], ColmiTable.allCases.map { table in
             let c = tables[table]!
             return [table.rawValue] + [c.read, c.imported, c.duplicate, c.invalid, c.unmapped].map(ProgressLine.grouped)

@@ -117,4 +117,14 @@ import PulseSQLite
         let tables = GadgetbridgeTests.tables(json)
         #expect(tables["COLMI_HEART_RATE_SAMPLE"]?["imported"] == 288 && tables["COLMI_STRESS_SAMPLE"]?["imported"] == 48, "\(tables)")
     }
+
+    @Test("--timezone UTC is reported as UTC; GMT+14 (an offset Foundation and POSIX read with opposite signs) is a usage error")
+    func timeZoneNames() throws {
+        let dir = TemporaryDirectory()
+        let file = try GadgetbridgeTests.history(dir, "Gadgetbridge", .init(days: 1))
+        let json = try GadgetbridgeTests.importJSON([file, "--store", dir.file("store"), "--no-backfill"], zone: "UTC")
+        #expect((json["gadgetbridge"] as? [String: Any])?["timezone"] as? String == "UTC")
+        let offset = try CLI.run(["import", file, "--store", dir.file("other"), "--timezone", "GMT+14"])
+        #expect(offset.exitCode == 64 && offset.stderr.hasPrefix("Error:") && offset.stderr.contains("GMT+14"), "\(offset.stderr)")
+    }
 }
