@@ -83,7 +83,7 @@ enum GadgetbridgeCommands {
             return [table.rawValue] + [c.read, c.imported, c.duplicate, c.invalid, c.unmapped].map(ProgressLine.grouped)
         }, numeric: [1, 2, 3, 4, 5])
         for device in database.devices where mapping.deviceIDs[device.id] == nil {
-            text += "\nIgnored \(device.name) (\(device.typeName), \(device.identifier)): not a Colmi or Yawell ring, \(ProgressLine.grouped(device.rows)) rows"
+            text += "\nIgnored \(shown(device.name)) (\(shown(device.typeName)), \(shown(device.identifier))): not a Colmi or Yawell ring, \(ProgressLine.grouped(device.rows)) rows"
         }
         if database.withWriteAheadLog { text += "\n" + walNote }
         if !overlap.overlappingSessions.isEmpty {
@@ -147,7 +147,7 @@ enum GadgetbridgeCommands {
         } else {
             var text = "\(database.name): Gadgetbridge \(form.rawValue), schema \(database.schemaVersion), \(ProgressLine.grouped(Int(database.bytes.uncompressed))) bytes\n"
             text += Formatting.columns(["device", "type", "identifier", "rows", "status"], database.devices.map { device in
-                [device.name, device.typeName, device.identifier, ProgressLine.grouped(device.rows), device.isColmiRing ? "imported" : "ignored"]
+                [shown(device.name), shown(device.typeName), shown(device.identifier), ProgressLine.grouped(device.rows), device.isColmiRing ? "imported" : "ignored"]
             }, numeric: [3])
             text += "\n" + Formatting.columns(["table", "rows", "invalid", "first", "last"], ColmiTable.allCases.map { table in
                 let extent = tables[table]!
@@ -159,6 +159,12 @@ enum GadgetbridgeCommands {
             try console.out(text)
         }
         return 0
+    }
+
+    /// A device's text from the file, every control character (newline and tab too, which would
+    /// break the report's lines) shown as its escape.
+    static func shown(_ text: String) -> String {
+        ShownText.escapingControls(text.replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\t", with: "\\t"))
     }
 
     private static func iso(_ milliseconds: Int64) -> String {

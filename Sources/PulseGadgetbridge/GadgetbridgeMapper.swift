@@ -180,7 +180,8 @@ public struct GadgetbridgeMapper {
 
     private func measurements<V: ArchiveVisitor>(_ kind: MeasurementKind, of ring: GadgetbridgeDevice, index: inout Int,
                                                  counts: inout ColmiTableCounts, into visitor: inout V) throws {
-        let statement = try rows(kind.table, of: ring, [Self.number(kind.column)])
+        // Integers where the DDL says INTEGER (70.5 bpm did not come from the ring); temperature is REAL.
+        let statement = try rows(kind.table, of: ring, [kind.table == .temperature ? Self.number(kind.column) : Self.integer(kind.column)])
         let prefix = "gadgetbridge/\(ring.mac)/measurement/\(kind.kindRaw)/"
         var row = ArchiveRow(table: .measurements)
         row[1] = .string(kind.kindRaw)

@@ -127,4 +127,19 @@ import PulseSQLite
         let offset = try CLI.run(["import", file, "--store", dir.file("other"), "--timezone", "GMT+14"])
         #expect(offset.exitCode == 64 && offset.stderr.hasPrefix("Error:") && offset.stderr.contains("GMT+14"), "\(offset.stderr)")
     }
+
+    @Test("a newline or escape in a device's name is shown escaped in the text reports; HR 70.5 is invalid as STEPS 5.5 is (integers where the schema says INTEGER)")
+    func namesAndIntegers() throws {
+        let dir = TemporaryDirectory()
+        let file = try Self.edited(dir, [
+            #"UPDATE "DEVICE" SET "NAME" = 'Mi' || char(10) || 'Band' || char(27) || '[2J' WHERE "_id" = 2"#,
+            #"UPDATE "COLMI_HEART_RATE_SAMPLE" SET "HEART_RATE" = 70.5 WHERE "TIMESTAMP" = \#(GadgetbridgeFixtures.march1) AND "DEVICE_ID" = 1"#,
+        ])
+        let inspected = try CLI.run(["inspect", file])
+        #expect(inspected.exitCode == 0 && inspected.stdout.contains(#"Mi\nBand\u{1B}[2J"#), "\(inspected.stdout)")
+        let imported = try CLI.run(["import", file, "--store", dir.file("store"), "--no-backfill", "--timezone", "UTC"], environment: GadgetbridgeTests.environment)
+        #expect(imported.exitCode == 0 && imported.stdout.contains(#"Ignored Mi\nBand\u{1B}[2J"#), "\(imported.stdout)")
+        let json = try GadgetbridgeTests.importJSON([file, "--store", dir.file("json"), "--no-backfill"])
+        #expect(GadgetbridgeTests.tables(json)["COLMI_HEART_RATE_SAMPLE"]?["invalid"] == 1)
+    }
 }
