@@ -22,7 +22,10 @@ enum ArgumentValues {
     /// fall on other boundaries, and an import stores the scores computed from them.
     static func timeZone(_ text: String?, environment: [String: String]) throws -> TimeZone {
         if let text {
-            guard let zone = TimeZone(identifier: text) else {
+            // Foundation reads "GMT+14" as 14 hours east, POSIX TZ as 14 hours west: neither is
+            // an IANA name, so such offsets are refused rather than read one way or the other.
+            let offset = ["GMT", "UTC"].contains { text.hasPrefix($0 + "+") || text.hasPrefix($0 + "-") }
+            guard !offset, let zone = TimeZone(identifier: text) else {
                 throw UsageError(message: "The value '\(text)' is invalid for '--timezone': expected a zone identifier such as Europe/Berlin or UTC")
             }
             return zone

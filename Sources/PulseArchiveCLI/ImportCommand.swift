@@ -29,6 +29,8 @@ struct ImportCommand: Subcommand {
     let backfill: BackfillRequest?
     /// The zone of day boundaries (a Gadgetbridge history's local dates too).
     let zone: TimeZone
+    /// The zone as reports name it: the IANA name given (Foundation calls "UTC" "GMT"), else the zone's.
+    let zoneName: String
     let limits: ArchiveLimits
     let json: Bool
     let quiet: Bool
@@ -41,6 +43,7 @@ struct ImportCommand: Subcommand {
         mode = arguments.flag("--replace") ? .replace : arguments.flag("--merge") ? .merge : nil
         let asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
         zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)
+        zoneName = arguments.value("--timezone") ?? zone.identifier
         backfill = arguments.flag("--no-backfill") ? nil : BackfillRequest(days: 90, asOf: asOf, timeZone: zone)
         limits = try ArgumentValues.limits(arguments)
         json = arguments.flag("--json")

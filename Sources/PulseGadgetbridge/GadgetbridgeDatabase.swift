@@ -1,4 +1,5 @@
 import Foundation
+import PulseArchive
 import PulseSQLite
 
 /// A Gadgetbridge database opened read-only and checked as the specification requires before
@@ -22,14 +23,20 @@ public final class GadgetbridgeDatabase {
     let database: SQLiteDatabase
     /// Keeps a ZIP's extracted copy until the database closes.
     private let extracted: ExtractedDatabase?
+    /// Read from a private copy with the `-wal` that lay beside it (its rows count).
+    public let withWriteAheadLog: Bool
 
-    init(path: String, shownAs name: String, form: GadgetbridgeFile.Form, bytes: (Int64, Int64), extracted: ExtractedDatabase?) throws {
+    /// - Parameter withWriteAheadLog: `path` is a private copy with its `-wal` beside it,
+    ///   opened normally so that SQLite applies the log (`immutable=1` would ignore it).
+    init(path: String, shownAs name: String, form: GadgetbridgeFile.Form, bytes: (Int64, Int64), extracted: ExtractedDatabase?,
+         withWriteAheadLog: Bool = false) throws {
         self.name = name
         self.form = form
         self.bytes = bytes
         self.extracted = extracted
+        self.withWriteAheadLog = withWriteAheadLog
         do {
-            database = try SQLiteDatabase(path: path, create: false, access: .immutable)
+            database = try SQLiteDatabase(path: path, create: false, access: withWriteAheadLog ? .readWrite : .immutable)
             let check = try database.prepare("PRAGMA quick_check")
             var problems: [String] = []
             while try check.step() { problems.append(check.text(at: 0)) }
@@ -57,24 +64,37 @@ public final class GadgetbridgeDatabase {
             let found = devices.isEmpty ? "none" : devices.map { "\($0.name) (\($0.typeName))" }.joined(separator: ", ")
             throw GadgetbridgeError(.notGadgetbridge, "\(name) holds no Colmi or Yawell ring among its devices (found: \(found))")
         }
+        // A ring's ids come from its MAC (§3.4), case aside: two rows of one MAC would give every
+        // reading twice the same id. Refused here, so inspect and import say the same.
+        var seen: [String: GadgetbridgeDevice] = [:]
+        for ring in devices where ring.isColmiRing {
+            if let first = seen[ring.mac] {
+                throw GadgetbridgeError(.duplicateDevice, "\(name) lists the ring \(ring.mac) twice in its DEVICE table (_id \(first.id) as "
+                    + "\(ShownText.quoted(first.identifier)) and _id \(ring.id) as \(ShownText.quoted(ring.identifier))): Gadgetbridge keeps one row "
+                    + "per device, so its readings cannot be told apart; remove the ring in Gadgetbridge, add it again and export anew")
+            }
+            seen[ring.mac] = ring
+        }
     }
 
     /// The Colmi rings, in `_id` order.
     public var rings: [GadgetbridgeDevice] { devices.filter(\.isColmiRing) }
 
+    /// The tables and views, names upper-cased: SQLite's names are case-insensitive (a query of
+    /// `"COLMI_HEART_RATE_SAMPLE"` reads `colmi_heart_rate_sample`), and a view reads as a table.
     private static func tableNames(_ database: SQLiteDatabase) throws -> Set<String> {
-        let statement = try database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        let statement = try database.prepare("SELECT upper(name) FROM sqlite_master WHERE type IN ('table', 'view')")
         var names: Set<String> = []
         while try statement.step() { names.insert(statement.text(at: 0)) }
         return names
     }
 
     private static func requireColumns(_ needed: [String], of table: String, in database: SQLiteDatabase, file: String) throws {
-        let statement = try database.prepare("SELECT name FROM pragma_table_info(?)")
+        let statement = try database.prepare("SELECT upper(name) FROM pragma_table_info(?)")
         try statement.bind(text: table, at: 1)
         var columns: Set<String> = []
         while try statement.step() { columns.insert(statement.text(at: 0)) }
-        for column in needed where !columns.contains(column) {
+        for column in needed where !columns.contains(column.uppercased()) {
             throw GadgetbridgeError(.missingColumn, "\(file): the table \(table) has no column \(column), which the import needs "
                 + "(a Gadgetbridge schema this version does not know; schema \((try? database.integer("PRAGMA user_version")) ?? 0))")
         }
@@ -82,7 +102,7 @@ public final class GadgetbridgeDatabase {
 
     private static func readDevices(_ database: SQLiteDatabase, sampleTables: Set<String>) throws -> [GadgetbridgeDevice] {
         var hasAlias = false
-        let info = try database.prepare("SELECT name FROM pragma_table_info('DEVICE')")
+        let info = try database.prepare("SELECT upper(name) FROM pragma_table_info('DEVICE')")
         while try info.step() { hasAlias = hasAlias || info.text(at: 0) == "ALIAS" }
         let statement = try database.prepare("SELECT \"_id\", \"NAME\", \"IDENTIFIER\", \"TYPE_NAME\", \(hasAlias ? "\"ALIAS\"" : "NULL") FROM \"DEVICE\" ORDER BY \"_id\"")
         var devices: [GadgetbridgeDevice] = []
@@ -93,7 +113,7 @@ public final class GadgetbridgeDatabase {
         // A device's rows: in every *SAMPLE table that has DEVICE_ID (§3.9).
         var counts: [Int64: Int] = [:]
         for table in sampleTables.sorted() {
-            let columns = try database.prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = 'DEVICE_ID'")
+            let columns = try database.prepare("SELECT 1 FROM pragma_table_info(?) WHERE upper(name) = 'DEVICE_ID'")
             try columns.bind(text: table, at: 1)
             guard try columns.step() else { continue }
             let count = try database.prepare("SELECT \"DEVICE_ID\", count(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\" GROUP BY \"DEVICE_ID\"")
@@ -178,7 +198,8 @@ extension GadgetbridgeDatabase {
                 if presentTables.contains(table) {
                     let unit = table.millisecondsPerUnit
                     let statement = try database.prepare("SELECT count(*), min(\"TIMESTAMP\") * \(unit), max(\"TIMESTAMP\") * \(unit) FROM \"\(table.rawValue)\" "
-                        + "WHERE \"DEVICE_ID\" IN (\(rings)) AND typeof(\"TIMESTAMP\") = 'integer'")
+                        + "WHERE \"DEVICE_ID\" IN (\(rings)) AND typeof(\"TIMESTAMP\") = 'integer' "
+                        + "AND \"TIMESTAMP\" >= \(GadgetbridgeMapper.earliest / unit) AND \"TIMESTAMP\" < \(GadgetbridgeMapper.latest / unit)")
                     _ = try statement.step()
                     extent.first = statement.isNull(at: 1) ? nil : statement.int64(at: 1)
                     extent.last = statement.isNull(at: 2) ? nil : statement.int64(at: 2)

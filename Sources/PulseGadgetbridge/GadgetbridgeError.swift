@@ -13,6 +13,8 @@ public enum GadgetbridgeErrorKind: String, Sendable {
     case notGadgetbridge
     /// A table we read lacks a column we need (a schema the specification does not know).
     case missingColumn
+    /// Two `DEVICE` rows of one ring (the same MAC, case aside): its readings cannot be told apart.
+    case duplicateDevice
     /// An encrypted entry, or one neither stored nor deflated.
     case unsupported
 }

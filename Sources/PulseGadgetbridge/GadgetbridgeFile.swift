@@ -75,15 +75,35 @@ public enum GadgetbridgeFile {
     /// Opens the database the file holds, read-only: the user's file in place
     /// (`immutable=1`: no lock, no `-wal`/`-shm` beside it, never written), or the ZIP's entry
     /// copied out first into a private temporary directory (see `ExtractedDatabase`).
+    ///
+    /// A link to the database is followed: it is the user's input, only read (the rule never
+    /// to follow links is about files the tool writes); SQLite opens the real file, beside
+    /// which its `-wal` lies. A non-empty `-wal` holds rows not yet checkpointed (what
+    /// `adb pull` of a live database gives), which `immutable=1` would skip: the database and
+    /// its `-wal` are then copied into a private temporary directory and the copy opened
+    /// normally, so SQLite applies the log to the copy, never to the user's files.
     public static func open(_ path: String, limits: ArchiveLimits) throws -> GadgetbridgeDatabase {
         switch form(of: path) {
         case .database:
-            let size = try SystemFile.openForReading(path).size()
-            guard size <= limits.maxUncompressedBytes else {
-                throw ArchiveError(.limitExceeded, "\(path) holds \(size) bytes, more than the limit of \(limits.maxUncompressedBytes)",
+            let target = realPath(path)
+            let size = try SystemFile.openForReading(target).size()
+            let logSize = (try? SystemFile.openForReading(target + "-wal"))?.size() ?? 0
+            guard size + logSize <= limits.maxUncompressedBytes else {
+                throw ArchiveError(.limitExceeded, "\(path) holds \(size + logSize) bytes, more than the limit of \(limits.maxUncompressedBytes)",
                                    limit: .uncompressedBytes)
             }
-            return try GadgetbridgeDatabase(path: path, shownAs: path, form: .database, bytes: (size, size), extracted: nil)
+            guard logSize > 0 else {
+                return try GadgetbridgeDatabase(path: target, shownAs: path, form: .database, bytes: (size, size), extracted: nil)
+            }
+            let copy = try ExtractedDatabase(name: "the copy of \(path)") { file in
+                try copyBytes(of: target, to: file)
+                return (size, size)
+            }
+            let log = try SystemFile.createExclusive(copy.path + "-wal", reportedAs: "the copy of \(path)-wal")
+            try copyBytes(of: target + "-wal", to: log)
+            try log.close()
+            return try GadgetbridgeDatabase(path: copy.path, shownAs: path, form: .database, bytes: (size + logSize, size + logSize),
+                                            extracted: copy, withWriteAheadLog: true)
         case .backup:
             let extracted = try ExtractedDatabase(zip: path, limits: limits)
             return try GadgetbridgeDatabase(path: extracted.path, shownAs: "\(path) (\(databaseEntry))", form: .backup,
@@ -91,6 +111,28 @@ public enum GadgetbridgeFile {
         case nil:
             throw GadgetbridgeError(.notGadgetbridge, "\(path) is neither an SQLite database nor a ZIP file")
         }
+    }
+}
+
+/// The file a path names, links resolved (the path itself when it cannot be resolved: opening
+/// it then names the problem).
+func realPath(_ path: String) -> String {
+    guard let resolved = realpath(path, nil) else { return path }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}
+
+/// Copies the file at `source` into `file`, in 64 KiB pieces.
+func copyBytes(of source: String, to file: SystemFile) throws {
+    let input = try SystemFile.openForReading(source)
+    defer { try? input.close() }
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    var offset: Int64 = 0
+    while true {
+        let count = try buffer.withUnsafeMutableBytes { try input.read(into: $0) }
+        if count == 0 { return }
+        try buffer.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: offset) }
+        offset += Int64(count)
     }
 }
 

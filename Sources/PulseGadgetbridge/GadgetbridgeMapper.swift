@@ -4,11 +4,14 @@ import PulseSQLite
 import PulseSystem
 
 /// Rows of one COLMI table, as the report counts them (§3.9): read = imported + duplicate +
-/// invalid + unmapped.
+/// overlapping + invalid + unmapped.
 public struct ColmiTableCounts: Sendable, Equatable {
     public var read = 0
     public var imported = 0
     public var duplicate = 0
+    /// Sleep rows of a night the store holds only part of: not added (the store's night is
+    /// never changed), but not a duplicate either (docs/gadgetbridge.md).
+    public var overlapping = 0
     public var invalid = 0
     public var unmapped = 0
     public init() {}
@@ -177,7 +180,8 @@ public struct GadgetbridgeMapper {
 
     private func measurements<V: ArchiveVisitor>(_ kind: MeasurementKind, of ring: GadgetbridgeDevice, index: inout Int,
                                                  counts: inout ColmiTableCounts, into visitor: inout V) throws {
-        let statement = try rows(kind.table, of: ring, [Self.number(kind.column)])
+        // Integers where the DDL says INTEGER (70.5 bpm did not come from the ring); temperature is REAL.
+        let statement = try rows(kind.table, of: ring, [kind.table == .temperature ? Self.number(kind.column) : Self.integer(kind.column)])
         let prefix = "gadgetbridge/\(ring.mac)/measurement/\(kind.kindRaw)/"
         var row = ArchiveRow(table: .measurements)
         row[1] = .string(kind.kindRaw)
@@ -305,6 +309,11 @@ public struct GadgetbridgeMapper {
 
     // MARK: - Activity (§3.7)
 
+    /// The valid `STEPS` and `DISTANCE` (m) of one row: the ring sends each quarter-hour's steps
+    /// and distance as 16-bit numbers and Gadgetbridge keeps one quarter per hour, so a larger
+    /// value did not come from the ring (and unbounded values could overflow a day's sum).
+    public static let validActivity: ClosedRange<Int64> = 0...65_535
+
     private func activity(of ring: GadgetbridgeDevice, taken: inout Set<Int64>, buckets: inout [ArchiveRow],
                           dailies: inout [String: (date: Int64, steps: Int64, distance: Double)], counts: inout ColmiTableCounts) throws {
         let statement = try rows(.activity, of: ring, [Self.integer("STEPS"), Self.number("DISTANCE")])
@@ -312,7 +321,8 @@ public struct GadgetbridgeMapper {
         while try statement.step() {
             counts.read += 1
             let steps = statement.int64(at: 1), distance = statement.double(at: 2)
-            guard !statement.isNull(at: 0), !statement.isNull(at: 1), !statement.isNull(at: 2), steps >= 0, distance >= 0, distance.isFinite else {
+            guard !statement.isNull(at: 0), !statement.isNull(at: 1), !statement.isNull(at: 2),
+                  Self.validActivity.contains(steps), distance >= 0, distance <= Double(Self.validActivity.upperBound) else {
                 counts.invalid += 1
                 continue
             }
@@ -323,8 +333,12 @@ public struct GadgetbridgeMapper {
             buckets.append(ArchiveRow(values: [
                 .int(instant / 1000), .date(day.start), .date(instant), .int(steps), .double(distance), .string("ring_history"), .date(now),
             ]))
-            dailies[day.text, default: (day.start, 0, 0)].steps += steps
-            dailies[day.text]!.distance += distance
+            // Bounded per row, so a day's sums cannot overflow; saturating all the same.
+            var sums = dailies[day.text] ?? (day.start, 0, 0)
+            let total = sums.steps.addingReportingOverflow(steps)
+            sums.steps = total.overflow ? Int64.max : total.partialValue
+            sums.distance += distance
+            dailies[day.text] = sums
             counts.imported += 1
         }
     }

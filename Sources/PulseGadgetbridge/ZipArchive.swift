@@ -25,6 +25,10 @@ final class ZipArchive {
         self.path = name ?? path
         var code: Int32 = 0
         guard let handle = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &code) else {
+            if code == ZIP_ER_EXISTS {
+                throw GadgetbridgeError(.damaged, "\(name ?? path) is a ZIP with two entries of the same name (libzip refuses it: which one is meant "
+                    + "cannot be told); a Gadgetbridge backup holds each file, \(GadgetbridgeFile.databaseEntry) included, once: export it anew")
+            }
             throw GadgetbridgeError(.damaged, "\(name ?? path) starts as a ZIP file but libzip cannot read it: \(Self.text(ofCode: code))")
         }
         self.handle = handle

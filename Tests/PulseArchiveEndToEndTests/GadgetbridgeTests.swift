@@ -29,11 +29,12 @@ import PulseSQLite
         ((json["gadgetbridge"] as? [String: Any])?["tables"] as? [String: [String: Int]]) ?? [:]
     }
 
-    /// Every table's counts add up: read = imported + duplicate + invalid + unmapped.
+    /// Every table's counts add up: read = imported + duplicate + overlapping (sleep) + invalid + unmapped.
     static func expectBalanced(_ tables: [String: [String: Int]], sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(tables.count == 9, sourceLocation: sourceLocation)
         for (name, c) in tables {
-            #expect(c["read"] == (c["imported"] ?? 0) + (c["duplicate"] ?? 0) + (c["invalid"] ?? 0) + (c["unmapped"] ?? 0), "\(name): \(c)", sourceLocation: sourceLocation)
+            #expect(c["read"] == (c["imported"] ?? 0) + (c["duplicate"] ?? 0) + (c["overlapping"] ?? 0) + (c["invalid"] ?? 0) + (c["unmapped"] ?? 0),
+                    "\(name): \(c)", sourceLocation: sourceLocation)
         }
     }
 
@@ -112,12 +113,19 @@ import PulseSQLite
         let file = try Self.history(dir, "Gadgetbridge", .init(days: 2))
         let store = dir.file("store")
         try StoreFixtures.demoStore(store, days: 3)
+        // The store's documents go as an archive --replace removes them.
+        let split = store + "/Splits/01M6CRWHZ8FH1N0TFB3R6MB32H.json"
+        try FileManager.default.createDirectory(atPath: store + "/Splits", withIntermediateDirectories: true)
+        try Data(#"{"id": "01M6CRWHZ8FH1N0TFB3R6MB32H", "name": "Legs"}"#.utf8).write(to: URL(fileURLWithPath: split))
         let json = try Self.importJSON([file, "--store", store, "--replace", "--no-backfill"])
         #expect(json["mode"] as? String == "replace")
         let backup = try #require(json["safetyBackup"] as? String)
         #expect(FileManager.default.fileExists(atPath: backup))
+        #expect(!FileManager.default.fileExists(atPath: split))
         _ = try Self.importJSON([file, "--store", dir.file("fresh"), "--no-backfill"])
         #expect(try StoreSnapshot(store: store).sameContent(as: StoreSnapshot(store: dir.file("fresh"))))
+        let left = FileManager.default.enumerator(atPath: store)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".json") } ?? []
+        #expect(left.isEmpty, "documents left: \(left)")
     }
 
     @Test("a Gadgetbridge database or backup on standard input (a pipe) is spooled and imported as from its path; an archive on it still imports")
@@ -185,6 +193,90 @@ import PulseSQLite
         for table in ["measurements", "sleepSessions", "sleepStageBlocks", "activityBucketSamples", "devices"] {
             #expect(Set(merged.rows[table] ?? []) == Set(alone.rows[table] ?? []), "\(table)")
         }
+    }
+
+    /// Each `activityDailies` row's steps by its date, and the bucket sums by their day.
+    static func dailySteps(_ snapshot: StoreSnapshot) -> (dailies: [Int64: Int64], buckets: [Int64: Int64]) {
+        var dailies: [Int64: Int64] = [:], buckets: [Int64: Int64] = [:]
+        for row in snapshot.rows["activityDailies"] ?? [] {
+            if case .date(let day) = row[1], case .int(let steps) = row[2] { dailies[day] = steps }
+        }
+        for row in snapshot.rows["activityBucketSamples"] ?? [] {
+            if case .date(let day) = row[1], case .int(let steps) = row[3] { buckets[day, default: 0] += steps }
+        }
+        return (dailies, buckets)
+    }
+
+    @Test("--merge across the spring and autumn DST changes (Europe/Berlin): each day's total lands on its own local day, a 23-hour day never takes the next day's row",
+          arguments: [(Int64(28), Int64(29)), (Int64(29), Int64(30)), (Int64(237), Int64(238))])
+    func mergeAcrossDST(earlier: Int64, later: Int64) throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("store")
+        let day = { (n: Int64) in GadgetbridgeFixtures.march1 + n * 86_400_000 }
+        _ = try Self.importJSON([try Self.history(dir, "later", .init(days: 1, start: day(later), otherDevice: false, invalidRows: false)),
+                                 "--store", store, "--no-backfill"], zone: "Europe/Berlin")
+        _ = try Self.importJSON([try Self.history(dir, "earlier", .init(days: 1, start: day(earlier), otherDevice: false, invalidRows: false)),
+                                 "--store", store, "--merge", "--no-backfill"], zone: "Europe/Berlin")
+        let (dailies, buckets) = Self.dailySteps(try StoreSnapshot(store: store))
+        // Every local day with buckets has its row, holding (at least, as the merge takes the larger) its buckets' sum.
+        #expect(Set(dailies.keys) == Set(buckets.keys), "days \(dailies.keys.sorted()) vs buckets \(buckets.keys.sorted())")
+        for (date, sum) in buckets { #expect(dailies[date] == sum, "the day at \(date): \(dailies[date] ?? -1) steps, its buckets \(sum)") }
+    }
+
+    @Test("hostile activity values (STEPS 2^62 twice on one day, 65,536, DISTANCE 1e300, a timestamp near Int64.max) are invalid rows, never a trap; inspect counts the same invalid rows and shows ISO-8601 first/last")
+    func hostileActivityValues() throws {
+        let dir = TemporaryDirectory()
+        let file = try Self.history(dir, "Gadgetbridge", .init(days: 1, otherDevice: false, invalidRows: false))
+        let database = try SQLiteDatabase(path: file, create: false)
+        let t = GadgetbridgeFixtures.march1 / 1000
+        try database.execute(#"UPDATE "COLMI_ACTIVITY_SAMPLE" SET "STEPS" = 4611686018427387904 WHERE "TIMESTAMP" IN (\#(t), \#(t + 3600))"#)
+        try database.execute(#"UPDATE "COLMI_ACTIVITY_SAMPLE" SET "STEPS" = 65536 WHERE "TIMESTAMP" = \#(t + 7200)"#)
+        try database.execute(#"UPDATE "COLMI_ACTIVITY_SAMPLE" SET "DISTANCE" = 1e300 WHERE "TIMESTAMP" = \#(t + 10800)"#)
+        try database.execute(#"UPDATE "COLMI_ACTIVITY_SAMPLE" SET "STEPS" = 65535, "DISTANCE" = 65535 WHERE "TIMESTAMP" = \#(t + 14400)"#)
+        // A heart-rate row far past 2100 (its milliseconds overflow any further multiplication).
+        try database.execute(#"INSERT INTO "COLMI_HEART_RATE_SAMPLE" VALUES (9223372036854775000, 1, 1, 60)"#)
+        database.close()
+        let json = try Self.importJSON([file, "--store", dir.file("store"), "--no-backfill"])
+        #expect(Self.tables(json)["COLMI_ACTIVITY_SAMPLE"] == ["read": 24, "imported": 20, "duplicate": 0, "invalid": 4, "unmapped": 0])
+        #expect(Self.tables(json)["COLMI_HEART_RATE_SAMPLE"]?["invalid"] == 1)
+        // inspect agrees with import on what is invalid; first and last are ISO-8601 instants in range.
+        let inspected = try CLI.run(["inspect", file, "--json"])
+        #expect(inspected.exitCode == 0, "\(inspected.stderr)")
+        let tables = try #require(inspected.json["tables"] as? [String: [String: Any]])
+        #expect(tables["COLMI_ACTIVITY_SAMPLE"]?["invalid"] as? Int == 4 && tables["COLMI_HEART_RATE_SAMPLE"]?["invalid"] as? Int == 1)
+        #expect(tables["COLMI_HEART_RATE_SAMPLE"]?["last"] as? String == "2026-03-01T23:55:00.000Z", "\(tables)")
+    }
+
+    @Test("a night split across two exports: the part the store lacks is not called a duplicate but counted as overlapping and said; a re-import of the same night stays duplicate")
+    func nightSplitAcrossExports() throws {
+        let dir = TemporaryDirectory()
+        let night = GadgetbridgeFixtures.march1 + 22 * 3_600_000
+        func export(_ name: String, parts: [(start: Int64, minutes: Int64, stage: Int64)]) throws -> String {
+            let file = try Self.history(dir, name, .init(days: 1, otherDevice: false, invalidRows: false))
+            let database = try SQLiteDatabase(path: file, create: false)
+            try database.execute(#"DELETE FROM "COLMI_SLEEP_SESSION_SAMPLE"; DELETE FROM "COLMI_SLEEP_STAGE_SAMPLE""#)
+            for part in parts {
+                try database.execute(#"INSERT INTO "COLMI_SLEEP_SESSION_SAMPLE" VALUES (\#(part.start), 1, 1, \#(part.start + part.minutes * 60_000))"#)
+                try database.execute(#"INSERT INTO "COLMI_SLEEP_STAGE_SAMPLE" VALUES (\#(part.start), 1, 1, \#(part.minutes), \#(part.stage))"#)
+            }
+            database.close()
+            return file
+        }
+        // 22:00–00:00 light; the later export adds 00:40–05:40 deep, 40 minutes after.
+        let first = try export("night1", parts: [(night, 120, 2)])
+        let second = try export("night2", parts: [(night, 120, 2), (night + 160 * 60_000, 300, 3)])
+        let store = dir.file("store")
+        _ = try Self.importJSON([first, "--store", store, "--no-backfill"])
+        let merged = try Self.importJSON([second, "--store", store, "--merge", "--no-backfill"])
+        let tables = Self.tables(merged)
+        Self.expectBalanced(tables)
+        #expect(tables["COLMI_SLEEP_SESSION_SAMPLE"] == ["read": 2, "imported": 0, "duplicate": 0, "overlapping": 2, "invalid": 0, "unmapped": 0], "\(tables)")
+        #expect(tables["COLMI_SLEEP_STAGE_SAMPLE"]?["overlapping"] == 2 && tables["COLMI_SLEEP_STAGE_SAMPLE"]?["duplicate"] == 0)
+        let text = try CLI.run(["import", second, "--store", store, "--merge", "--no-backfill", "--timezone", "UTC"], environment: Self.environment)
+        #expect(text.exitCode == 0 && text.stdout.contains("overlapping a night already in the store"), "\(text.stdout)")
+        // The same night again is a duplicate, not an overlap.
+        let again = Self.tables(try Self.importJSON([first, "--store", store, "--merge", "--no-backfill"]))
+        #expect(again["COLMI_SLEEP_SESSION_SAMPLE"]?["duplicate"] == 1 && again["COLMI_SLEEP_SESSION_SAMPLE"]?["overlapping"] == 0)
     }
 
     @Test("schema 92 imports (no temperature table); a schema missing a needed column is refused naming it, the store untouched")
@@ -272,7 +364,8 @@ import PulseSQLite
         let tables = Self.tables(json)
         Self.expectBalanced(tables)
         #expect((tables["COLMI_HEART_RATE_SAMPLE"]?["duplicate"] ?? 0) > 0 && (tables["COLMI_HEART_RATE_SAMPLE"]?["imported"] ?? 0) > 0)
-        #expect((tables["COLMI_SLEEP_SESSION_SAMPLE"]?["duplicate"] ?? 0) > 0 && (tables["COLMI_ACTIVITY_SAMPLE"]?["duplicate"] ?? 0) > 0)
+        // The app's nights are not the ring history's to the minute: the Gadgetbridge night runs past them (overlapping).
+        #expect((tables["COLMI_SLEEP_SESSION_SAMPLE"]?["duplicate"] ?? 0) + (tables["COLMI_SLEEP_SESSION_SAMPLE"]?["overlapping"] ?? 0) > 0 && (tables["COLMI_ACTIVITY_SAMPLE"]?["duplicate"] ?? 0) > 0)
         let new = try StoreSnapshot(store: store)
         let ringKinds: Set<FieldValue> = [.string("history"), .string("colmi"), .string("ring")]
         var oldByKind: [FieldValue: [Int64]] = [:]
