@@ -55,13 +55,13 @@ package final class BackgroundVisitor<Base: ArchiveVisitor & HandleHolder>: Back
     private var delivered: [[VisitorCall]] = []
     private let deliveredLock = NSLock()
 
-    package init(_ base: Base, batchSize: Int = 256, capacity: Int = 16) {
+    package init(_ base: Base, batchSize: Int = 256, capacity: Int = 16) throws {
         self.base = base
         self.batchSize = batchSize
         batchBytes = capacity * Self.bytesPerUnit
         queue = BoundedQueue(capacity: capacity)
         super.init()
-        start(named: "pulse-archive staging", handingOver: base.handleOwners)
+        try start(named: "pulse-archive staging", handingOver: base.handleOwners)
     }
 
     /// Waits until every call was delivered, and returns the base visitor.

@@ -21,7 +21,7 @@ struct ExportCommand: Subcommand {
             .value("--compression", valueName: "gzip|none", help: "gzip (default), or none for the plain JSON the gzip archive inflates to: the stream to give restic, borg or kopia, which deduplicate and compress it themselves (docs/backups.md)."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
             .flag("--rsyncable", help: "End the gzip blocks at points chosen by the content as well, with deflate reset there: a change stays local in the compressed file too (rsync, Syncthing, backups of the archive directory). Still one gzip member, about 2 % larger."),
-            .value("--threads", valueName: "n", help: "Compression threads, 1 to \(GzipWriter.maxThreads) (default: the processors available). The archive's bytes do not depend on it."),
+            .value("--threads", valueName: "n", help: "Compression threads, 1 to \(GzipWriter.maxThreads), at most the processors available (the default). The archive's bytes do not depend on it."),
             .recipient, .recipientsFile, .passphrase, .passphraseFile,
             .json, .quiet, .maxStringSize, .maxObjectSize,
         ]
@@ -56,8 +56,11 @@ struct ExportCommand: Subcommand {
         if case .stream = output, isatty(STDOUT_FILENO) == 1 {
             throw UsageError(message: "Standard output is a terminal: an archive is binary; redirect it (-o - > FILE, or a pipe) or name a file with -o")
         }
-        threads = try ArgumentValues.integer(arguments.value("--threads"), option: "--threads", range: 1...GzipWriter.maxThreads)
-            ?? GzipWriter.availableThreads
+        // More deflate threads than processors gain nothing (the bytes are the same whatever
+        // their number), and each costs its stack and its own malloc arena: under an
+        // address-space limit (`ulimit -v`) 16 of them did not fit.
+        threads = min(try ArgumentValues.integer(arguments.value("--threads"), option: "--threads", range: 1...GzipWriter.maxThreads)
+            ?? GzipWriter.availableThreads, GzipWriter.availableThreads)
         rsyncable = arguments.flag("--rsyncable")
         json = arguments.flag("--json")
         quiet = arguments.flag("--quiet")

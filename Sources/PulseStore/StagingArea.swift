@@ -74,7 +74,7 @@ final class StagingArea {
     /// stages where nothing has a name on disk, with the same checks.
     static func stage(_ reader: ArchiveReader, into database: SQLiteDatabase, documents: StoreDocuments.Staged) throws -> ArchiveSummary {
         try database.execute("BEGIN")
-        var visitor = BackgroundVisitor(try StagingVisitor(database: database, documents: documents))
+        var visitor = try BackgroundVisitor(try StagingVisitor(database: database, documents: documents))
         let summary: ArchiveSummary
         do {
             summary = try reader.read(into: &visitor)
@@ -96,7 +96,7 @@ final class StagingArea {
     /// - Parameter deliver: calls the visitor table by table.
     func stage(rows deliver: (inout BackgroundVisitor<StagingVisitor>) throws -> Void) throws {
         try database.execute("BEGIN")
-        var visitor = BackgroundVisitor(try StagingVisitor(database: database, documents: .directory(archiveTree)))
+        var visitor = try BackgroundVisitor(try StagingVisitor(database: database, documents: .directory(archiveTree)))
         do {
             try deliver(&visitor)
             var staged = try visitor.finish()

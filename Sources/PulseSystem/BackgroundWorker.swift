@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A thread that runs `drain` once: a subclass overrides `drain` with its loop (usually over a
 /// `BoundedQueue`), calls `start(named:handingOver:)`, and `join`s before it uses what the
@@ -42,19 +47,64 @@ open class BackgroundWorker: @unchecked Sendable {
 
     /// Starts the thread.
     /// - Parameter owners: the handles `drain` uses, owned by the calling thread until now.
-    public final func start(named name: String, handingOver owners: [HandleOwner]) {
+    /// - Throws: `SystemError(.io)` when the system refuses a thread (an address-space or
+    ///   process limit: `ulimit -v`, `ulimit -u`); the handles stay the caller's. Foundation's
+    ///   `Thread` says nothing then, and a caller would wait for the thread's work forever.
+    public final func start(named name: String, handingOver owners: [HandleOwner]) throws {
         precondition(!running, "a BackgroundWorker runs once at a time")
         for owner in owners { owner.release() }
         handedOver = owners
         running = true
-        let work = WorkBox(self)
-        let finished = self.finished
-        let thread = Thread {
-            Self.run(work)
-            finished.signal()
+        let context = Unmanaged.passRetained(ThreadStart(work: WorkBox(self), finished: finished, name: name)).toOpaque()
+        let refusedForTest = TestRefusal.refuses(.thread) && name.hasSuffix(" 2")
+        let status = refusedForTest ? EAGAIN : Self.spawn(context)
+        guard status == 0 else {
+            Unmanaged<ThreadStart>.fromOpaque(context).release()
+            running = false
+            handedOver = []
+            for owner in owners { owner.adopt() }
+            throw SystemError(.io, "cannot start a thread (\(name)): \(String(cString: strerror(status))); the system limits this process's threads or memory (ulimit -u, ulimit -v)\(name.hasPrefix("pulse-archive deflate") ? ": fewer --threads need less" : "")")
         }
-        thread.name = name
-        thread.start()
+    }
+
+    /// What a new thread needs: the work, the signal it gives when done, its name.
+    private final class ThreadStart {
+        let work: WorkBox
+        let finished: DispatchSemaphore
+        let name: String
+        init(work: WorkBox, finished: DispatchSemaphore, name: String) {
+            self.work = work
+            self.finished = finished
+            self.name = name
+        }
+    }
+
+    /// Creates a detached thread (joined through `finished`) that runs the work in `context`.
+    private static func spawn(_ context: UnsafeMutableRawPointer) -> Int32 {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        #if canImport(Glibc)
+        var thread = pthread_t()
+        return pthread_create(&thread, &attributes, { context in
+            BackgroundWorker.threadMain(context!)
+            return nil
+        }, context)
+        #else
+        var thread: pthread_t?
+        return pthread_create(&thread, &attributes, { context in
+            BackgroundWorker.threadMain(context)
+            return nil
+        }, context)
+        #endif
+    }
+
+    private static func threadMain(_ context: UnsafeMutableRawPointer) {
+        let start = Unmanaged<ThreadStart>.fromOpaque(context).takeRetainedValue()
+        Thread.current.name = start.name
+        run(start.work)
+        start.finished.signal()
     }
 
     /// The thread's whole use of the worker. Not inlined, so the one reference it takes is

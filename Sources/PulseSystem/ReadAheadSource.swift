@@ -17,10 +17,10 @@ package final class ReadAheadSource: ByteSource {
     package private(set) var compressedBytes: Int64 = 0
 
     /// - Parameter compressedBytes: read on the reading-ahead thread after each chunk.
-    package init(_ base: ByteSource, compressedBytes: @escaping () -> Int64, chunkSize: Int = 256 * 1024, capacity: Int = 8) {
+    package init(_ base: ByteSource, compressedBytes: @escaping () -> Int64, chunkSize: Int = 256 * 1024, capacity: Int = 8) throws {
         queue = BoundedQueue(capacity: capacity)
         producer = Producer(base: base, queue: queue, compressedBytes: compressedBytes, chunkSize: chunkSize)
-        producer.start(named: "pulse-archive read-ahead", handingOver: base.handleOwners)
+        try producer.start(named: "pulse-archive read-ahead", handingOver: base.handleOwners)
     }
 
     deinit {

@@ -11,7 +11,8 @@ import Darwin
 /// Inert unless the environment variable `PULSE_ARCHIVE_TEST_REFUSE` is set when the process
 /// starts (read once, by the CLI's first step): a comma-separated list of `link` (hard links: `link(2)` fails with EPERM,
 /// as on vfat and exFAT) and `rename-noreplace` (the no-replace rename fails with EINVAL, as
-/// on a FUSE file system without it). An unknown name ends the process with status 70 and a
+/// on a FUSE file system without it), and `thread` (the second deflate thread cannot be
+/// started, as under an address-space limit). An unknown name ends the process with status 70 and a
 /// line on standard error, so that a misspelt test never tests the path it did not mean to.
 package enum TestRefusal {
     /// The variable's name.
@@ -20,6 +21,9 @@ package enum TestRefusal {
     package enum Primitive: String, CaseIterable, Sendable {
         case link
         case renameNoReplace = "rename-noreplace"
+        /// The second thread of a group (a name ending " 2": `pulse-archive deflate 2`) cannot
+        /// be started, as under `ulimit -v` with many threads.
+        case thread
     }
 
     private static let refused: Set<Primitive> = {

@@ -89,7 +89,7 @@ public enum ArchiveDiff {
         // Standard input can only be one of them, and it is read by whichever side it is.
         let oldSide = RecordingThread(old)
         // The reader opens its file and decoders on that thread: nothing to hand over.
-        oldSide.start(named: "diff-old", handingOver: [])
+        try oldSide.start(named: "diff-old", handingOver: [])
         let newRecord = Result { try record(new, side: .new) }
         oldSide.join()
         let (oldRuns, oldSummary) = try oldSide.result!.get()
@@ -123,7 +123,7 @@ public enum ArchiveDiff {
 
     /// One archive read into runs, on a second thread while this one decompresses and parses.
     fileprivate static func record(_ reader: ArchiveReader, side: DiffProblem.Side) throws -> ([String: SortedKeyRuns], ArchiveSummary) {
-        var worker = BackgroundVisitor(DiffRecorder(side: side, limits: reader.limits))
+        var worker = try BackgroundVisitor(DiffRecorder(side: side, limits: reader.limits))
         let summary: ArchiveSummary
         do {
             summary = try reader.read(into: &worker)

@@ -34,7 +34,7 @@ public enum ArchiveVerifier {
         // Nothing of the scratch work has a name on disk (`RollingRoundTrip`, `SortedKeyRuns`):
         // the archive may have been encrypted, and no kill may leave it behind in clear.
         let roundTrip = try RollingRoundTrip(comparingWith: store.map { ($0.databasePath, immutable: $0.isImmutable) }, limits: reader.limits)
-        let worker = BackgroundVisitor(VerifyingVisitor(roundTrip: roundTrip, timeZone: timeZone))
+        let worker = try BackgroundVisitor(VerifyingVisitor(roundTrip: roundTrip, timeZone: timeZone))
         var visitor = RowTextCheck(next: worker, limits: reader.limits)
 
         // 1–2. Container and structure, every problem collected.

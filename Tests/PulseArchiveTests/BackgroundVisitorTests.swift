@@ -34,7 +34,7 @@ struct BackgroundVisitorTests {
           .timeLimit(.minutes(2)))
     func attachmentsAreBoundedByBytes() throws {
         let base = StalledVisitor()
-        let visitor = BackgroundVisitor(base)
+        let visitor = try BackgroundVisitor(base)
         let submitted = Counter()
         let total = 64, size = 256 << 10  // 16 MB in all; at most 4 MB may wait
         let reader = Thread {

@@ -22,7 +22,7 @@ struct GzipOwnershipTests {
                 var buffer = [UInt8](repeating: 0, count: 16)
                 _ = try? buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
             }
-            worker.start(named: "pulse-archive test", handingOver: [])
+            try worker.start(named: "pulse-archive test", handingOver: [])
             worker.join()
         }
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -35,7 +35,7 @@ struct GzipOwnershipTests {
             let deflater = try! BlockDeflater(level: 6)
             let job = DeflateJob(window: [1, 2, 3], dictionaryCount: 0, isLast: true, slot: DeflateResults.Slot())
             let worker = ClosureWorker { _ = try? deflater.deflate(job) }
-            worker.start(named: "pulse-archive test", handingOver: [])
+            try worker.start(named: "pulse-archive test", handingOver: [])
             worker.join()
         }
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)

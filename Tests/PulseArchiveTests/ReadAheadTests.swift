@@ -29,7 +29,7 @@ struct ReadAheadTests {
     @Test("bytes arrive in order, and an error arrives in its place, after the bytes before it")
     func orderAndErrors() throws {
         let source = CountingTestSource(failAt: 4)
-        let readAhead = ReadAheadSource(source, compressedBytes: { 0 }, chunkSize: 16, capacity: 2)
+        let readAhead = try ReadAheadSource(source, compressedBytes: { 0 }, chunkSize: 16, capacity: 2)
         var buffer = [UInt8](repeating: 0, count: 16)
         for expected in 1...3 {
             #expect(try buffer.withUnsafeMutableBytes { try readAhead.read(into: $0) } == 16)
@@ -42,7 +42,7 @@ struct ReadAheadTests {
     func stopsWithTheReader() throws {
         let source = CountingTestSource()
         do {
-            let readAhead = ReadAheadSource(source, compressedBytes: { 0 }, chunkSize: 16, capacity: 2)
+            let readAhead = try ReadAheadSource(source, compressedBytes: { 0 }, chunkSize: 16, capacity: 2)
             var buffer = [UInt8](repeating: 0, count: 16)
             _ = try buffer.withUnsafeMutableBytes { try readAhead.read(into: $0) }
         }

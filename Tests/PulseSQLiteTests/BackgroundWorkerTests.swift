@@ -29,7 +29,7 @@ private final class HoldingWorker: BackgroundWorker, @unchecked Sendable {
 
     override func drain() { _ = try? statement.step() }
 
-    func start() { start(named: "pulse-archive test", handingOver: database.handleOwners) }
+    func start() throws { try start(named: "pulse-archive test", handingOver: database.handleOwners) }
 }
 
 @Suite("BackgroundWorker: the thread lets go of its work before it says it is done")
@@ -42,11 +42,11 @@ struct BackgroundWorkerTests {
     /// by construction now, and on the code before the fix the thread still held the worker in
     /// over half of the runs, so 500 runs saw it with near certainty.
     @Test("after join() the joining thread holds the only reference to the worker, every time")
-    func joinReturnsAfterTheThreadLetGo() {
+    func joinReturnsAfterTheThreadLetGo() throws {
         var late = 0
         for _ in 0..<500 {
             var worker = IdleWorker()
-            worker.start(named: "pulse-archive test", handingOver: [])
+            try worker.start(named: "pulse-archive test", handingOver: [])
             worker.join()
             if !isKnownUniquelyReferenced(&worker) { late += 1 }
         }

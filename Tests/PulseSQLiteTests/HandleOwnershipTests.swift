@@ -11,9 +11,9 @@ private final class ClosureWorker: BackgroundWorker, @unchecked Sendable {
 }
 
 /// Runs `body` on a thread of its own, without handing anything over, and waits for it.
-private func onAnotherThread(_ body: @escaping () -> Void) {
+private func onAnotherThread(_ body: @escaping () -> Void) throws {
     let worker = ClosureWorker(body)
-    worker.start(named: "pulse-archive test", handingOver: [])
+    try worker.start(named: "pulse-archive test", handingOver: [])
     worker.join()
 }
 
@@ -33,7 +33,7 @@ struct HandleOwnershipTests {
             let statement = try! database.prepare("SELECT count(*) FROM t")
             _ = try! statement.step()
         }
-        worker.start(named: "pulse-archive test", handingOver: database.handleOwners)
+        try worker.start(named: "pulse-archive test", handingOver: database.handleOwners)
         #expect(!database.owner.isOwnedByCurrentThread, "the starting thread gave the connection up")
         worker.join()
         #expect(database.owner.isOwnedByCurrentThread)
@@ -55,7 +55,7 @@ struct HandleOwnershipTests {
     func connectionUsedByAnotherThread() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let database = try! SQLiteDatabase(path: ":memory:", create: true)
-            onAnotherThread { try? database.execute("SELECT 1") }
+            try onAnotherThread { try? database.execute("SELECT 1") }
         }
         #expect(Self.stderr(result).contains("used by a thread that does not own it"), "\(Self.stderr(result))")
     }
@@ -67,7 +67,7 @@ struct HandleOwnershipTests {
             var statement: SQLiteStatement? = try! database.prepare("SELECT 1")
             _ = statement
             let box = NSLock()
-            onAnotherThread {
+            try onAnotherThread {
                 box.lock()
                 statement = nil
                 box.unlock()

@@ -70,10 +70,19 @@ final class DeflateWorkers {
         self.results = results
         // All streams are started before any thread, so a failure to start throws here.
         let deflaters = try (0..<threads).map { _ in try BlockDeflater(level: level) }
-        workers = deflaters.map { Worker(deflater: $0, jobs: jobs, results: results) }
-        for (i, worker) in workers.enumerated() {
-            worker.start(named: "pulse-archive deflate \(i + 1)", handingOver: [worker.deflater.owner])
+        var started: [Worker] = []
+        for (i, deflater) in deflaters.enumerated() {
+            let worker = Worker(deflater: deflater, jobs: jobs, results: results)
+            do {
+                try worker.start(named: "pulse-archive deflate \(i + 1)", handingOver: [deflater.owner])
+                started.append(worker)
+            } catch where !started.isEmpty {
+                // The system gives no more threads (an address-space or process limit): the
+                // ones running deflate every block, and the bytes do not depend on how many.
+                break
+            }
         }
+        workers = started
     }
 
     /// Stops the threads and takes their streams back (so they are freed on the calling

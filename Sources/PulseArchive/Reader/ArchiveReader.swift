@@ -155,7 +155,7 @@ public struct ArchiveReader {
         // nothing the parser reads (`counted.count`) is written by the other thread.
         let inMemory: Bool
         if case .memory = input.origin { inMemory = true } else { inMemory = false }
-        let readAhead = inMemory ? nil : gzip.map { reader in ReadAheadSource(reader) { reader.compressedBytes } }
+        let readAhead = inMemory ? nil : try gzip.map { reader in try ReadAheadSource(reader) { reader.compressedBytes } }
         let compressed: (() -> Int64)? = readAhead.map { source in { source.compressedBytes } }
             ?? gzip.map { reader in { reader.compressedBytes } }
         let counted = CountingSource(readAhead ?? content, limits: limits, compressed: compressed)
