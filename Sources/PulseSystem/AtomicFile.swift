@@ -35,7 +35,7 @@ public final class AtomicFile {
         if !replacesExisting, lstat(targetPath, &info) == 0 {
             throw SystemError(.alreadyExists, "\(targetPath) already exists")
         }
-        let temporaryPath = "\(directory)/.\(name).partial-\(getpid())"
+        let temporaryPath = "\(directory)/.\(name)\(Self.partialMarker)\(getpid())"
         self.temporaryPath = temporaryPath
         _ = unlink(temporaryPath)
         self.file = try InterruptCleanup.registering {
@@ -91,10 +91,11 @@ public final class AtomicFile {
     /// Removes the partial files in `directory` whose writer process no longer exists (killed
     /// commits), and the placeholder a commit killed while it used one left at its target's
     /// name (`NoReplaceMove`, recognised by the line naming its partial file), placeholder first.
+    /// Only names this tool makes are touched: a user's `.report.pdf.partial-1234` is theirs.
     package static func removeAbandonedPartials(in directory: String) {
         let entries = Self.entries(of: directory)
         let abandoned = entries.filter { entryName in
-            guard entryName.hasPrefix("."), let marker = entryName.range(of: ".partial-", options: .backwards),
+            guard entryName.hasPrefix("."), let marker = entryName.range(of: partialMarker, options: .backwards),
                   let pid = Int32(entryName[marker.upperBound...]), pid > 0 else { return false }
             return kill(pid, 0) != 0 && errno == ESRCH
         }
@@ -105,6 +106,10 @@ public final class AtomicFile {
         }
         for entryName in abandoned { _ = unlink("\(directory)/\(entryName)") }
     }
+
+    /// Between the target's name and the writer's pid in a partial file's name: says whose
+    /// file it is to a person and to the sweep.
+    static let partialMarker = ".partial-pulse-archive-"
 
     private static func entries(of directory: String) -> [String] {
         guard let dir = opendir(directory) else { return [] }

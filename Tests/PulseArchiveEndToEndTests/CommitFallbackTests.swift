@@ -146,7 +146,7 @@ struct CommitFallbackTests {
         gone.executableURL = URL(fileURLWithPath: "/bin/true")
         try gone.run()
         gone.waitUntilExit()
-        let deadPartial = out + "/.c.json.gz.partial-\(gone.processIdentifier)"
+        let deadPartial = out + "/.c.json.gz.partial-pulse-archive-\(gone.processIdentifier)"
         #expect(FileManager.default.createFile(atPath: deadPartial, contents: Data("part of an archive".utf8)))
         let lookalike = Data("placeholder of an unfinished commit of .c.json.gz.partial-1: no backup is in this file; it is removed by the next file written into this folder, or remove it yourself\n".utf8)
         #expect(FileManager.default.createFile(atPath: out + "/c.json.gz", contents: lookalike))

@@ -76,15 +76,18 @@ import PulseSystem
         process.executableURL = URL(fileURLWithPath: "/bin/true")
         try process.run()
         process.waitUntilExit()
-        let dead = "." + Self.name("2026-03-03-1200") + ".partial-\(process.processIdentifier)"
-        let live = "." + Self.name("2026-03-04-1200") + ".partial-\(getpid())"
-        for entry in [dead, live] { dir.write(entry, "half an archive") }
+        let dead = "." + Self.name("2026-03-03-1200") + ".partial-pulse-archive-\(process.processIdentifier)"
+        let live = "." + Self.name("2026-03-04-1200") + ".partial-pulse-archive-\(getpid())"
+        // A user's file that only looks like a partial one (the review: it was removed).
+        let usersOwn = ".report.pdf.partial-\(process.processIdentifier)"
+        for entry in [dead, live, usersOwn] { dir.write(entry, "half an archive") }
         let dry = try Self.prune(dir, ["--keep-last", "5", "--dry-run"])
         #expect(dry.left.contains(dead) && dry.left.contains(live))
         let outcome = try Self.prune(dir, ["--keep-last", "5"])
         #expect(!outcome.left.contains(dead), "a dead export's partial file was left")
         #expect(!outcome.ignored.contains(dead) && outcome.ignored.contains(live), "\(outcome.ignored)")
         #expect(outcome.left.contains(live) && outcome.removed.isEmpty)
+        #expect(outcome.left.contains(usersOwn), "a file this tool did not make was removed")
     }
 
     @Test func hours() throws {
