@@ -33,7 +33,7 @@ enum ErrorAdvice {
         let text = LimitOptions.advice(problem.message, limit: problem.limit)
         switch problem.advice {
         case .update?: return "\(text): \(update)"
-        case .exportCompressed?: return "\(text); pulse-archive export writes gzip"
+        case .exportCompressed?: return "\(text); pulse-archive export writes gzip (its CRC-32 covers every byte) unless given --compression none"
         case nil: return text
         }
     }

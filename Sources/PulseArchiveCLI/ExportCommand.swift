@@ -173,6 +173,8 @@ struct ExportCommand: Subcommand {
                 ("formatVersion", .int(result.formatVersion)),
                 ("tables", .counts(result.tables.merging(result.documents) { a, _ in a })),
                 ("bytes", .object([("compressed", .int(result.fileBytes)), ("uncompressed", .int(result.jsonBytes))])),
+                // `bytes.compressed` is the file's size in either form: this says which it is.
+                ("compression", .string(compressed ? "gzip" : "none")),
             ]).text)
         } else {
             let rows = result.tables.values.reduce(0, +)

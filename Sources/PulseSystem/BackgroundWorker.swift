@@ -63,7 +63,7 @@ open class BackgroundWorker: @unchecked Sendable {
             running = false
             handedOver = []
             for owner in owners { owner.adopt() }
-            throw SystemError(.io, "cannot start a thread (\(name)): \(String(cString: strerror(status))); the system limits this process's threads or memory (ulimit -u, ulimit -v)\(name.hasPrefix("pulse-archive deflate") ? ": fewer --threads need less" : "")")
+            throw SystemError(.io, "cannot start a thread (\(name)): \(String(cString: strerror(status))); the system limits this process's threads or memory (ulimit -u, ulimit -v)")
         }
     }
 
