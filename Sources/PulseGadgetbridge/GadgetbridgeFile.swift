@@ -96,11 +96,11 @@ public enum GadgetbridgeFile {
                 return try GadgetbridgeDatabase(path: target, shownAs: path, form: .database, bytes: (size, size), extracted: nil)
             }
             let copy = try ExtractedDatabase(name: "the copy of \(path)") { file in
-                try copyBytes(of: target, to: file)
+                try SystemFile.openForReading(target).copy(to: FileSink(file))
                 return (size, size)
             }
             let log = try SystemFile.createExclusive(copy.path + "-wal", reportedAs: "the copy of \(path)-wal")
-            try copyBytes(of: target + "-wal", to: log)
+            try SystemFile.openForReading(target + "-wal").copy(to: FileSink(log))
             try log.close()
             return try GadgetbridgeDatabase(path: copy.path, shownAs: path, form: .database, bytes: (size + logSize, size + logSize),
                                             extracted: copy, withWriteAheadLog: true)
@@ -120,20 +120,6 @@ func realPath(_ path: String) -> String {
     guard let resolved = realpath(path, nil) else { return path }
     defer { free(resolved) }
     return String(cString: resolved)
-}
-
-/// Copies the file at `source` into `file`, in 64 KiB pieces.
-func copyBytes(of source: String, to file: SystemFile) throws {
-    let input = try SystemFile.openForReading(source)
-    defer { try? input.close() }
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    var offset: Int64 = 0
-    while true {
-        let count = try buffer.withUnsafeMutableBytes { try input.read(into: $0) }
-        if count == 0 { return }
-        try buffer.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: offset) }
-        offset += Int64(count)
-    }
 }
 
 /// The database of a backup ZIP, copied out into a file of its own in a private temporary
