@@ -27,18 +27,17 @@ enum GadgetbridgeCommands {
     /// looked at without being read; standard input is read, and a Gadgetbridge file on it
     /// spooled into a private copy (SQLite needs a file), else its first bytes are put back.
     static func source(_ file: String, input: ArchiveInput, limits: ArchiveLimits) throws -> Source {
-        if let stream = input.openStream {
-            let head = try stream.read(upTo: GadgetbridgeFile.headLength)
-            guard GadgetbridgeFile.form(ofHead: head) != nil else { return .archive(.stream(stream, named: file, after: head).decrypting(with: input.keys)) }
-            return .gadgetbridge(try GadgetbridgeFile.open(streamHead: head, rest: stream, name: file, limits: limits))
-        }
-        guard file == "-" else {
+        let stream: SystemFile
+        if let opened = input.openStream {
+            stream = opened
+        } else if file == "-" {
+            stream = try SystemFile.standardInput()
+        } else {
             return GadgetbridgeFile.form(of: file) == nil ? .archive(input) : .gadgetbridge(try GadgetbridgeFile.open(file, limits: limits))
         }
-        let standardInput = try SystemFile.standardInput()
-        let head = try standardInput.read(upTo: GadgetbridgeFile.headLength)
-        guard GadgetbridgeFile.form(ofHead: head) != nil else { return .archive(input.reading(standardInputAfter: head)) }
-        return .gadgetbridge(try GadgetbridgeFile.open(streamHead: head, rest: standardInput, name: "standard input", limits: limits))
+        let head = try stream.read(upTo: GadgetbridgeFile.headLength)
+        guard GadgetbridgeFile.form(ofHead: head) != nil else { return .archive(input.reading(after: head)) }
+        return .gadgetbridge(try GadgetbridgeFile.open(streamHead: head, rest: stream, name: input.name, limits: limits))
     }
 
     static func importHistory(_ command: ImportCommand, database: GadgetbridgeDatabase) throws -> Int32 {

@@ -51,10 +51,17 @@ public struct ArchiveInput {
         ArchiveInput(origin: .standardInput(head: head), name: "standard input")
     }
 
-    /// The same input with its keys, from standard input after `head` (when it is standard input).
-    public func reading(standardInputAfter head: [UInt8]) -> ArchiveInput {
-        guard case .standardInput = origin else { return self }
-        return ArchiveInput.standardInput(after: head).decrypting(with: keys)
+    /// The same input with its keys, `head` (its first bytes, read by the caller) put back
+    /// before the rest when it is read once (standard input, a stream); other inputs are read
+    /// from their start anyway.
+    public func reading(after head: [UInt8]) -> ArchiveInput {
+        var input = self
+        switch origin {
+        case .standardInput: input = .standardInput(after: head)
+        case .stream(let open, _): input = .stream(open.file, named: name, after: head)
+        case .file, .memory, .openFile: return self
+        }
+        return input.decrypting(with: keys)
     }
 
     /// A path that is not a regular file (a named pipe, a device, `/dev/fd/N`), already open:
