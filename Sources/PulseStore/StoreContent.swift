@@ -61,6 +61,12 @@ package struct StoreContent: ArchiveContent {
         }
     }
 
+    package func forEachStoredRow(of table: ArchiveTable, _ body: (any StoredRow) throws -> Void) throws -> Bool {
+        let statement = try database.prepare(StoreSchema.selectAll(table, schema: schema))
+        try statement.forEachRow { try body(StoredColumns(row: $0)) }
+        return true
+    }
+
     package func forEachSetting(_ body: (String, String) throws -> Void) throws {
         let statement = try database.prepare(#"SELECT "key", "value" FROM \#(schema)."settings" ORDER BY "key""#)
         while try statement.step() {
@@ -76,4 +82,14 @@ package struct StoreContent: ArchiveContent {
                                                                          count: Int(statement.int64(at: 2))))
         }
     }
+}
+
+/// A row of the store as the writer reads it: the columns in the table's field order (as
+/// `StoreSchema.selectAll` selects them), dates as milliseconds, booleans as 0 and 1.
+private struct StoredColumns: StoredRow {
+    let row: SQLiteRow
+    func isNull(field: Int) -> Bool { row.isNull(Int32(field)) }
+    func integer(field: Int) -> Int64 { row.int64(Int32(field)) }
+    func real(field: Int) -> Double { row.double(Int32(field)) }
+    func text(field: Int) -> UnsafeBufferPointer<UInt8> { row.text(Int32(field)) }
 }

@@ -81,6 +81,29 @@ public enum JSONText {
         }
     }
 
+    /// Appends `bytes` escaped, as `appendEscaped` does, when every byte is ASCII; otherwise
+    /// appends nothing and returns false. One pass for what a store's text columns nearly
+    /// always hold, and no question of UTF-8 validity for it.
+    static func appendEscapedIfASCII(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+        let start = out.count
+        var runStart = 0
+        for i in bytes.indices {
+            let c = bytes[i]
+            guard c >= 0x20 && c != 0x22 && c != 0x5C && c != 0x2F else {
+                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
+                appendEscape(c, to: &out)
+                runStart = i + 1
+                continue
+            }
+            if c >= 0x80 {
+                out.removeSubrange(start...)
+                return false
+            }
+        }
+        if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+        return true
+    }
+
     private static func appendEscape(_ c: UInt8, to out: inout [UInt8]) {
         switch c {
         case 0x22: out.append(0x5C); out.append(0x22)

@@ -3,6 +3,11 @@ public protocol ArchiveContent {
     /// The number of rows `forEachRow` will deliver for `table`.
     func rowCount(of table: ArchiveTable) throws -> Int
     func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws
+    /// The same rows where they lie (a database's current row), for the writer to encode each
+    /// field from its column: no `FieldValue` or `String` is built per value. Returns false,
+    /// having called nothing, when the content keeps no such rows; the writer then asks
+    /// `forEachRow`.
+    func forEachStoredRow(of table: ArchiveTable, _ body: (any StoredRow) throws -> Void) throws -> Bool
     /// Settings in key order (UTF-8 bytes).
     func forEachSetting(_ body: (_ key: String, _ value: String) throws -> Void) throws
     /// Attachments in name order (UTF-8 bytes), each read in pieces as it is written: of any size.
@@ -20,9 +25,21 @@ public protocol ArchiveContent {
 }
 
 extension ArchiveContent {
+    public func forEachStoredRow(of table: ArchiveTable, _ body: (any StoredRow) throws -> Void) throws -> Bool { false }
     public var hasDocuments: Bool { false }
     public func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {}
     public func forEachDocumentFile(_ body: (DocumentPath, any PieceReadable) throws -> Void) throws {}
     public func extensionRowCount(_ table: ExtensionTable) throws -> Int { 0 }
     public func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {}
+}
+
+/// A row read in place, field by field, as its field's type says the value is kept: integers
+/// for `.int`, `.date` (milliseconds since 1970) and `.bool` (0 or 1), reals for `.double`,
+/// UTF-8 text for `.string` and `.uuid`. Valid only inside the call that hands it over.
+public protocol StoredRow {
+    func isNull(field: Int) -> Bool
+    func integer(field: Int) -> Int64
+    func real(field: Int) -> Double
+    /// The text's bytes as stored (maybe not valid UTF-8), valid until the row moves on.
+    func text(field: Int) -> UnsafeBufferPointer<UInt8>
 }

@@ -151,6 +151,12 @@ public enum ArchiveWriter {
         let encoding = RowEncoding(table: table, limits: limits)
         var written = 0
         try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
+            let stored = try content.forEachStoredRow(of: table) { row in
+                try element { index in try out.appending { try encoding.append(stored: row, index: index, to: &$0) } }
+                written += 1
+                progress(written)
+            }
+            guard !stored else { return }
             try content.forEachRow(of: table) { row in
                 try element { index in try out.appending { try encoding.append(row, index: index, to: &$0) } }
                 written += 1

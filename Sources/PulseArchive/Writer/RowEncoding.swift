@@ -36,38 +36,94 @@ public struct RowEncoding {
     ///   finite), naming the row and field: an export refuses rather than write a file that
     ///   cannot be imported.
     public func append(_ row: ArchiveRow, index: Int, to out: inout [UInt8]) throws {
+        try appendMembers(index: index, to: &out, isNull: { row.values[$0].isNull }) { field, out in
+            switch row.values[field] {
+            case .null: break
+            case .int(let v): ArchiveNumber.appendInteger(v, to: &out)
+            case .double(let v): try appendDouble(v, field, index, to: &out)
+            case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
+            case .string(let v): try appendString(v, field, index, to: &out)
+            case .date(let v): try appendDate(v, field, index, to: &out)
+            }
+        }
+    }
+
+    /// The same text as `append(_:index:to:)` writes for the row's values, read from where they
+    /// are kept: an export of a store encodes every column this way.
+    func append(stored row: some StoredRow, index: Int, to out: inout [UInt8]) throws {
+        try appendMembers(index: index, to: &out, isNull: { row.isNull(field: $0) }) { field, out in
+            switch table.fields[field].type {
+            case .int: ArchiveNumber.appendInteger(row.integer(field: field), to: &out)
+            case .date: try appendDate(row.integer(field: field), field, index, to: &out)
+            case .bool: out.append(contentsOf: row.integer(field: field) != 0 ? JSONText.trueLiteral : JSONText.falseLiteral)
+            case .double: try appendDouble(row.real(field: field), field, index, to: &out)
+            case .string, .uuid:
+                let bytes = row.text(field: field)
+                try checkLength(bytes.count, field, index)
+                out.append(JSONByte.quote)
+                if !JSONText.appendEscapedIfASCII(bytes, to: &out) {
+                    // What the store keeps may not be valid UTF-8: repaired exactly as a
+                    // `String` read from the column is, and its length checked again.
+                    var text = String(decoding: bytes, as: UTF8.self)
+                    try text.withUTF8 { utf8 in
+                        try checkLength(utf8.count, field, index)
+                        JSONText.appendEscaped(utf8, to: &out)
+                    }
+                }
+                out.append(JSONByte.quote)
+            }
+        }
+    }
+
+    /// Writes the members in key order around what `value` appends for each: a null is
+    /// omitted when the field is optional and refused when it is not.
+    private func appendMembers(index: Int, to out: inout [UInt8], isNull: (Int) -> Bool,
+                               value: (_ field: Int, _ out: inout [UInt8]) throws -> Void) throws {
         out.append(JSONByte.openBrace)
         var first = true
         try prefixes.withUnsafeBufferPointer { prefixes in
             for member in members {
-                let value = row.values[member.field]
-                if value.isNull {
+                if isNull(member.field) {
                     if member.isOptional { continue }
                     throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: the required field \"\(table.fields[member.field].name)\" has no value")
                 }
                 if !first { out.append(JSONByte.comma) }
                 first = false
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: prefixes[member.prefix]))
-                switch value {
-                case .null: break
-                case .int(let v): ArchiveNumber.appendInteger(v, to: &out)
-                case .double(let v):
-                    if let problem = ArchiveNumber.problem(withDouble: v) { throw unwritable(member.field, index, problem) }
-                    ArchiveNumber.appendDouble(v, to: &out)
-                case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
-                case .string(let v):
-                    if v.utf8.count > limits.maxStringBytes {
-                        throw ArchiveError(.limitExceeded, "\(table.key)[\(index)].\(table.fields[member.field].name): cannot be exported: its \(v.utf8.count) bytes "
-                            + "pass the string limit of \(limits.maxStringBytes) bytes", table: table.key, limit: .stringBytes)
-                    }
-                    JSONText.appendString(v, to: &out)
-                case .date(let v):
-                    if let problem = ArchiveDate.problem(with: v) { throw unwritable(member.field, index, "date \(problem)") }
-                    try JSONText.appendDate(v, to: &out)
-                }
+                try value(member.field, &out)
             }
         }
         out.append(JSONByte.closeBrace)
+    }
+
+    private func appendDouble(_ value: Double, _ field: Int, _ index: Int, to out: inout [UInt8]) throws {
+        if let problem = ArchiveNumber.problem(withDouble: value) { throw unwritable(field, index, problem) }
+        ArchiveNumber.appendDouble(value, to: &out)
+    }
+
+    private func appendDate(_ millis: Int64, _ field: Int, _ index: Int, to out: inout [UInt8]) throws {
+        if let problem = ArchiveDate.problem(with: millis) { throw unwritable(field, index, "date \(problem)") }
+        try JSONText.appendDate(millis, to: &out)
+    }
+
+    private func appendString(_ text: String, _ field: Int, _ index: Int, to out: inout [UInt8]) throws {
+        var text = text
+        try text.withUTF8 { try appendValidText($0, field, index, to: &out) }
+    }
+
+    /// A string's UTF-8 bytes, quoted and escaped, refused past the reader's string limit.
+    private func appendValidText(_ utf8: UnsafeBufferPointer<UInt8>, _ field: Int, _ index: Int, to out: inout [UInt8]) throws {
+        try checkLength(utf8.count, field, index)
+        out.append(JSONByte.quote)
+        JSONText.appendEscaped(utf8, to: &out)
+        out.append(JSONByte.quote)
+    }
+
+    private func checkLength(_ utf8Count: Int, _ field: Int, _ index: Int) throws {
+        if utf8Count > limits.maxStringBytes {
+            throw ArchiveError(.limitExceeded, "\(table.key)[\(index)].\(table.fields[field].name): cannot be exported: its \(utf8Count) bytes "
+                + "pass the string limit of \(limits.maxStringBytes) bytes", table: table.key, limit: .stringBytes)
+        }
     }
 
     private func unwritable(_ field: Int, _ index: Int, _ problem: String) -> ArchiveError {

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+@testable import PulseArchive
+@testable import PulseStore
+import PulseSQLite
+import PulseSystem
+@testable import PulseTestSupport
+@testable import PulseStoreTestSupport
+
+/// An export of a store encodes each column where SQLite keeps it (`StoredRow`), not through a
+/// `FieldValue` per value: the text it writes must be the text the value path writes, byte for
+/// byte, for whatever a hand-edited store holds, and it must refuse what that path refuses.
+@Suite("A store's columns are written as their values are")
+struct StoredRowEncodingTests {
+    /// The store's content with its in-place rows hidden: the writer then takes `forEachRow`,
+    /// the `FieldValue` path.
+    struct ValuesOnly: ArchiveContent {
+        let content: any ArchiveContent
+        func rowCount(of table: ArchiveTable) throws -> Int { try content.rowCount(of: table) }
+        func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws { try content.forEachRow(of: table, body) }
+        func forEachSetting(_ body: (String, String) throws -> Void) throws { try content.forEachSetting(body) }
+        func forEachAttachment(_ body: (String, any PieceReadable) throws -> Void) throws { try content.forEachAttachment(body) }
+        var hasDocuments: Bool { content.hasDocuments }
+        func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {
+            try content.forEachDocument(stubs: stubs, body)
+        }
+        func forEachDocumentFile(_ body: (DocumentPath, any PieceReadable) throws -> Void) throws { try content.forEachDocumentFile(body) }
+        func extensionRowCount(_ table: ExtensionTable) throws -> Int { try content.extensionRowCount(table) }
+        func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws { try content.forEachExtensionRow(table, body) }
+    }
+
+    /// The archive's JSON from both paths, or the error each threw.
+    static func bothPaths(_ store: String) throws -> (stored: Result<[UInt8], Error>, values: Result<[UInt8], Error>) {
+        let options = ArchiveWriterOptions(appVersion: "test", exportedAt: 1_773_619_200_000)
+        func write(_ content: any ArchiveContent) -> Result<[UInt8], Error> {
+            Result {
+                let sink = MemorySink()
+                try ArchiveWriter.write(content, options: options, to: sink)
+                return sink.bytes
+            }
+        }
+        return try PulseStore.readSnapshot(storeDirectory: store) { content in
+            (write(content), write(ValuesOnly(content: content)))
+        }
+    }
+
+    @Test("hostile columns: invalid UTF-8, escapes, NUL, non-ASCII, extreme numbers, wrong storage classes")
+    func hostileColumns() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path + "/store"
+        try StoreFixtures.demoStore(store, days: 3)
+        let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
+        // Each statement changes rows the demo wrote; SQLite's storage classes are what a hand
+        // edit can leave (text in a real column, a real in an integer one, a blob as text).
+        for sql in [
+            #"UPDATE measurements SET unit = CAST(X'C328FF41E282' AS TEXT) WHERE rowid = 1"#,
+            #"UPDATE measurements SET kindRaw = 'a"b\c/d' || char(10) || char(0) || char(31) || 'é€😀', sourceRaw = 123, confidenceRaw = '' WHERE rowid = 2"#,
+            "UPDATE measurements SET value = -0.0 WHERE rowid = 3",
+            "UPDATE measurements SET value = 1.7976931348623157e308, timestamp = -62167219200000 WHERE rowid = 4",
+            "UPDATE measurements SET value = 5e-324, timestamp = 253402300799999 WHERE rowid = 5",
+            "UPDATE measurements SET value = 'abc', unit = 4.5 WHERE rowid = 6",
+            "UPDATE measurements SET value = 0.1 + 0.2, unit = CAST(X'EDA080F4908080C0AF' AS TEXT) WHERE rowid = 7",
+            "UPDATE batterySamples SET percent = 9223372036854775807 WHERE rowid = 1",
+            "UPDATE batterySamples SET percent = -9223372036854775808 WHERE rowid = 2",
+            "UPDATE batterySamples SET percent = 1.9 WHERE rowid = 3",
+            "UPDATE userProfiles SET athleteMode = 2, onboardingCompleted = -1, usesBetaBlockers = NULL, baselineCompleted = 'yes'",
+        ] {
+            try database.execute(sql)
+        }
+        database.close()
+
+        // The store's content takes the in-place path, so the two outputs come from two paths.
+        #expect(try PulseStore.readSnapshot(storeDirectory: store) { try $0.forEachStoredRow(of: .measurements) { _ in } })
+        let (stored, values) = try Self.bothPaths(store)
+        let storedBytes = try stored.get(), valueBytes = try values.get()
+        #expect(storedBytes == valueBytes)
+        let text = String(decoding: storedBytes, as: UTF8.self)
+        // The repairs and escapes the value path makes, so the comparison saw them.
+        for expected in [#""unit":"\#u{FFFD}(\#u{FFFD}A\#u{FFFD}""#, #""kindRaw":"a\"b\\c\/d\n\u0000\u001fé€😀""#, #""value":-0}"#,
+                         #""percent":-9223372036854775808,"#, #""percent":9223372036854775807,"#, #""percent":1,"#, #""athleteMode":true"#,
+                         #""timestamp":"0000-01-01T00:00:00.000Z""#, #""timestamp":"9999-12-31T23:59:59.999Z""#, #""value":5e-324"#] {
+            #expect(text.contains(expected), "\(expected) is not in the export")
+        }
+    }
+
+    @Test("a value the reader would refuse is refused by both paths with the same message")
+    func refusals() throws {
+        for sql in [
+            "UPDATE measurements SET timestamp = 253402300800000 WHERE rowid = 3",
+            "UPDATE measurements SET value = 9e999 WHERE rowid = 3",
+            "UPDATE measurements SET value = CAST('-inf' AS REAL) - 1e308 * 10 WHERE rowid = 3",
+        ] {
+            let dir = try TemporaryDirectory()
+            let store = dir.path + "/store"
+            try StoreFixtures.demoStore(store, days: 2)
+            let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
+            do { try database.execute(sql) } catch { Issue.record("\(sql): \(error)"); continue }
+            database.close()
+            let (stored, values) = try Self.bothPaths(store)
+            guard case .failure(let storedError) = stored, case .failure(let valueError) = values else {
+                Issue.record("\(sql): written by a path: \(stored), \(values)")
+                continue
+            }
+            #expect("\(storedError)" == "\(valueError)", "\(sql)")
+            #expect("\(storedError)".contains("measurements["), "\(sql): \(storedError)")
+        }
+    }
+}
