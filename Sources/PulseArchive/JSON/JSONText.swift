@@ -83,25 +83,44 @@ public enum JSONText {
 
     /// Appends `bytes` escaped, as `appendEscaped` does, when every byte is ASCII; otherwise
     /// appends nothing and returns false. One pass for what a store's text columns nearly
-    /// always hold, and no question of UTF-8 validity for it.
+    /// always hold, and no question of UTF-8 validity for it. Eight bytes are looked at a time
+    /// while none of them needs a closer look (most text, the UUIDs above all, needs none).
     static func appendEscapedIfASCII(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
         let start = out.count
         var runStart = 0
-        for i in bytes.indices {
-            let c = bytes[i]
-            guard c >= 0x20 && c != 0x22 && c != 0x5C && c != 0x2F else {
-                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
-                appendEscape(c, to: &out)
-                runStart = i + 1
-                continue
+        var i = 0
+        while i < bytes.count {
+            while i + 8 <= bytes.count, !mayNeedEscapeOrBeNonASCII(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
+                i += 8
             }
+            guard i < bytes.count else { break }
+            let c = base[i]
             if c >= 0x80 {
                 out.removeSubrange(start...)
                 return false
             }
+            if c < 0x20 || c == 0x22 || c == 0x5C || c == 0x2F {
+                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
+                appendEscape(c, to: &out)
+                runStart = i + 1
+            }
+            i += 1
         }
         if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
         return true
+    }
+
+    /// Whether any of eight bytes is a control character, `"`, `\`, `/` or not ASCII. Never
+    /// false when one is (it may be true when none is: the caller then looks byte by byte).
+    @inline(__always)
+    private static func mayNeedEscapeOrBeNonASCII(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        /// A high bit set in each byte that is zero (and maybe in a byte above one that is).
+        func zeroBytes(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        let below0x20 = (word &- ones &* 0x20) & ~word & highs
+        let special = zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C)) | zeroBytes(word ^ (ones &* 0x2F))
+        return (word & highs) | below0x20 | special != 0
     }
 
     private static func appendEscape(_ c: UInt8, to out: inout [UInt8]) {
