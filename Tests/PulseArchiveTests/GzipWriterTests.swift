@@ -28,6 +28,21 @@ struct GzipWriterTests {
         return Array(text.utf8.prefix(count))
     }
 
+    @Test("the archive's deflate search holds for every block: a reused stream writes what a new one does, and not what plain level 6 does")
+    func tunedSearchEveryBlock() throws {
+        let text = Self.rows(2 * Self.block), dictionary = 32 * 1024
+        let first = DeflateJob(window: Array(text[..<Self.block]), dictionaryCount: 0, isLast: false, slot: DeflateResults.Slot())
+        let second = DeflateJob(window: Array(text[(Self.block - dictionary)...]), dictionaryCount: dictionary, isLast: true, slot: DeflateResults.Slot())
+        let reused = try BlockDeflater(level: 6, tuning: .archive)
+        _ = try reused.deflate(first)
+        let again = try reused.deflate(second)
+        let fresh = try BlockDeflater(level: 6, tuning: .archive).deflate(second)
+        let untuned = try BlockDeflater(level: 6).deflate(second)
+        #expect(again.bytes == fresh.bytes)
+        #expect(untuned.bytes != fresh.bytes)
+        #expect(again.contentCRC == untuned.contentCRC)
+    }
+
     static func compress(_ content: [UInt8], threads: Int, rsyncable: Bool, writes: [Int]? = nil) throws -> [UInt8] {
         let sink = MemorySink()
         let writer = try GzipWriter(output: sink, modificationTime: 1_773_600_000, threads: threads, rsyncable: rsyncable)

@@ -64,12 +64,12 @@ final class DeflateWorkers {
 
     /// - Parameter capacity: the most jobs ever queued; the writer waits for results before it
     ///   queues more, so this only has to hold what it allows in flight.
-    init(threads: Int, level: Int32, capacity: Int) throws {
+    init(threads: Int, level: Int32, tuning: DeflateTuning?, capacity: Int) throws {
         let jobs = BoundedQueue<DeflateJob>(capacity: capacity), results = DeflateResults()
         self.jobs = jobs
         self.results = results
         // All streams are started before any thread, so a failure to start throws here.
-        let deflaters = try (0..<threads).map { _ in try BlockDeflater(level: level) }
+        let deflaters = try (0..<threads).map { _ in try BlockDeflater(level: level, tuning: tuning) }
         var started: [Worker] = []
         for (i, deflater) in deflaters.enumerated() {
             let worker = Worker(deflater: deflater, jobs: jobs, results: results)

@@ -73,7 +73,8 @@ public final class GzipWriter: ByteSink {
     public var handleOwners: [HandleOwner] { output.handleOwners }
 
     /// - Parameters:
-    ///   - level: zlib's compression level, 6 by default (what `gzip` uses).
+    ///   - level: zlib's compression level, 6 by default (what `gzip` uses); at 6 the search
+    ///     is `DeflateTuning.archive`'s.
     ///   - blockSize: the content of one block (at most; rsyncable blocks may end sooner).
     ///   - keepsTo: content that would inflate past `writerInflateRatio` of these limits is
     ///     stored instead of compressed, block by block, so the reader's inflate-ratio guard
@@ -94,7 +95,7 @@ public final class GzipWriter: ByteSink {
         maxInFlight = 2 * threads + 2
         headerOffset = output.bytesWritten
         header = GzipFraming.header(modificationTime: modificationTime, level: level)
-        workers = try DeflateWorkers(threads: threads, level: level, capacity: maxInFlight)
+        workers = try DeflateWorkers(threads: threads, level: level, tuning: level == 6 ? .archive : nil, capacity: maxInFlight)
         window.reserveCapacity(blockSize)
         try header.withUnsafeBytes { try output.write($0) }
     }
