@@ -13,7 +13,8 @@
 #
 # One more night in a restic repository: how much the gzip export, the plain export
 # (`--compression none`) and `export --rsyncable` of the 1-year reference add after one more day
-# of ring data, as a percentage of the gzip archive (docs/backups.md).
+# of ring data, as a percentage of the gzip archive (docs/backups.md); and the same night in
+# chunks of about 8 KiB (scripts/chunk_growth.py), where a change that stays local shows.
 #
 #   scripts/bench.sh                 # 1 and 10 years
 #   YEARS="1" scripts/bench.sh       # 1 year only
@@ -102,6 +103,15 @@ nightly_growth() {
         printf "  %-28s %10s bytes a night (mean of %s repositories)   %s of the gzip archive (%s bytes); this file %s bytes\n" "$name" "$((total / repos))" "$repos" \
             "$(awk -v a="$((total / repos))" -v b="$gzip_bytes" 'BEGIN { printf "%.1f %%", 100 * a / b }')" "$gzip_bytes" "$(stat -c %s "$work/night2-$name.out")"
     done
+    # The same two nights in chunks of about 8 KiB (scripts/chunk_growth.py): whether a night's
+    # change stays local in each form, apart from restic's ~1 MiB chunks (an rsync-like delta,
+    # or a backup tool with small chunks).
+    echo "The same night in ~8 KiB content-defined chunks (new bytes / this file)"
+    for form in "${forms[@]}"; do
+        name=${form%%:*}
+        read -r grown total percent < <(python3 scripts/chunk_growth.py "$work/night1-$name.out" "$work/night2-$name.out")
+        printf "  %-28s %10s of %s bytes new: %s %%\n" "$name" "$grown" "$total" "$percent"
+    done
     rm -f "$work"/night[12]-*.out
 }
 if [ "${ONLY:-}" = nightly ]; then nightly_growth; exit 0; fi
@@ -132,17 +142,32 @@ for years in ${YEARS:-1 10}; do
     echo
     echo "${years}-year reference: $(sqlite3 "$store/pulse.sqlite" 'SELECT (SELECT count(*) FROM measurements) + (SELECT count(*) FROM rawPackets)') measurements and raw packets"
 
-    read -r export_s export_mb < <(measure "$bin" export --store "$store" -o "$archive" --quiet)
+    "$bin" export --store "$store" -o "$archive" --quiet
     gzip -dc "$archive" > "$work/ref-${years}y.json"
-    read -r gzip_s gzip_mb < <(measure sh -c "gzip -6 -c '$work/ref-${years}y.json' > '$work/peer.json.gz'")
-    # The plain export (--compression none): JSON only, against gzip -6 of the same bytes.
-    rm -f "$work/plain-export.json"
-    read -r none_s none_mb < <(measure "$bin" export --store "$store" --compression none -o "$work/plain-export.json" --quiet)
-    rm -f "$work/plain-export.json"
-    # pigz on both cores: the parallel peer of export.
+    # export against gzip -6 and pigz -6 -p 2 of the same JSON, and the plain export
+    # (--compression none, JSON only) against gzip -6: three rounds, the order turned each
+    # round, the disk synced before each run (an export flushes its file to disk before it
+    # renames it into place; the peers do not, and a run must not pay for the last one's
+    # writeback), each figure the median of its three.
+    median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+    se=(); sg=(); sn=(); sp=()
+    speed_export() { sync; rm -f "$work/speed.json.gz"; se+=("$(measure "$bin" export --store "$store" -o "$work/speed.json.gz" --quiet)"); }
+    speed_gzip() { sync; sg+=("$(measure sh -c "gzip -6 -c '$work/ref-${years}y.json' > '$work/peer.json.gz'")"); }
+    speed_plain() { sync; rm -f "$work/plain-export.json"; sn+=("$(measure "$bin" export --store "$store" --compression none -o "$work/plain-export.json" --quiet)"); }
+    speed_pigz() { command -v pigz >/dev/null || return 0; sync; sp+=("$(measure sh -c "pigz -6 -p 2 -c '$work/ref-${years}y.json' > '$work/pigz.json.gz'")"); }
+    for round in 1 2 3; do
+        case $round in
+            1) speed_export; speed_gzip; speed_plain; speed_pigz ;;
+            2) speed_pigz; speed_plain; speed_gzip; speed_export ;;
+            3) speed_gzip; speed_export; speed_pigz; speed_plain ;;
+        esac
+    done
+    rm -f "$work/plain-export.json" "$work/speed.json.gz"
+    read -r export_s export_mb < <(median "${se[@]}"); read -r gzip_s gzip_mb < <(median "${sg[@]}")
+    read -r none_s none_mb < <(median "${sn[@]}")
     pigz_s="" pigz_mb="" pigz_bytes=""
     if command -v pigz >/dev/null; then
-        read -r pigz_s pigz_mb < <(measure sh -c "pigz -6 -p 2 -c '$work/ref-${years}y.json' > '$work/pigz.json.gz'")
+        read -r pigz_s pigz_mb < <(median "${sp[@]}")
         pigz_bytes=$(stat -c %s "$work/pigz.json.gz")
         rm -f "$work/pigz.json.gz"
     fi
@@ -184,7 +209,6 @@ for years in ${YEARS:-1 10}; do
             plain_export; age_export; plain_import; age_import; plain_verify; age_verify
         fi
     done
-    median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
     read -r pe_s pe_mb < <(median "${pe[@]}"); read -r ae_s ae_mb < <(median "${ae[@]}")
     read -r pi_s pi_mb < <(median "${pi[@]}"); read -r ai_s ai_mb < <(median "${ai[@]}")
     read -r pv_s pv_mb < <(median "${pv[@]}"); read -r av_s av_mb < <(median "${av[@]}")
@@ -192,14 +216,14 @@ for years in ${YEARS:-1 10}; do
     read -r readiness_s readiness_mb < <(measure "$bin" readiness --store "$work/import" --backfill --days 90 --as-of 2026-03-15 --timezone UTC)
 
     echo "  JSON $((json_bytes / 1000000)) MB; archive $((ours_bytes / 1000000)) MB; gzip -6 $((peer_bytes / 1000000)) MB (ours/gzip size $(ratio "$ours_bytes" "$peer_bytes"))"
-    row "export" "$export_s" "$export_mb" "ours/gzip -6 time $(ratio "$export_s" "$gzip_s")"
-    row "gzip -6 (peer)" "$gzip_s" "$gzip_mb"
+    row "export, median of 3" "$export_s" "$export_mb" "ours/gzip -6 time $(ratio "$export_s" "$gzip_s")"
+    row "gzip -6 (peer), median" "$gzip_s" "$gzip_mb"
     if [ -n "$pigz_s" ]; then
-        row "pigz -6 -p 2 (peer)" "$pigz_s" "$pigz_mb" "export/pigz time $(ratio "$export_s" "$pigz_s"), size ours/pigz $(ratio "$ours_bytes" "$pigz_bytes")"
+        row "pigz -6 -p 2 (peer), median" "$pigz_s" "$pigz_mb" "export/pigz time $(ratio "$export_s" "$pigz_s"), size ours/pigz $(ratio "$ours_bytes" "$pigz_bytes")"
     else
         echo "  (pigz -6 -p 2 row skipped: no pigz)"
     fi
-    row "export --compression none" "$none_s" "$none_mb" "plain/gzip -6 time $(ratio "$none_s" "$gzip_s")"
+    row "export --compression none, median" "$none_s" "$none_mb" "plain/gzip -6 time $(ratio "$none_s" "$gzip_s")"
     row "import --no-backfill" "$import_s" "$import_mb" "ours/python $(ratio "$import_s" "$python_s")"
     row "python importer (peer)" "$python_s" "$python_mb"
     row "import with backfill" "$backfill_import_s" "$backfill_import_mb"
@@ -208,7 +232,7 @@ for years in ${YEARS:-1 10}; do
     row "diff (gzip vs its plain JSON)" "$diff_s" "$diff_mb" "diff/verify of the larger $(ratio "$diff_s" "$verify_plain_s"), of the gzip $(ratio "$diff_s" "$verify_s")"
     row "read floor (codec only)" "$floor_s" "$floor_mb" "floor/import $(ratio "$floor_s" "$import_s")"
     delta() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f", a - b }'; }
-    row "export, median of 3" "$pe_s" "$pe_mb"
+    row "export (age pair), median" "$pe_s" "$pe_mb"
     row "export --recipient (age), median" "$ae_s" "$ae_mb" "age/plain $(ratio "$ae_s" "$pe_s"), RSS $(delta "$ae_mb" "$pe_mb") MB"
     row "import, median of 3" "$pi_s" "$pi_mb"
     row "import of the .age, median" "$ai_s" "$ai_mb" "age/plain $(ratio "$ai_s" "$pi_s"), RSS $(delta "$ai_mb" "$pi_mb") MB"
