@@ -151,7 +151,18 @@ public final class SQLiteStatement {
 public struct SQLiteRow {
     fileprivate let handle: OpaquePointer
 
-    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    /// SQLite's storage classes: what a column of this row holds, whatever its declared type.
+    public enum StorageClass: Sendable { case null, integer, real, text, blob }
+
+    public func storageClass(_ column: Int32) -> StorageClass {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .real
+        case SQLITE_TEXT: .text
+        case SQLITE_BLOB: .blob
+        default: .null
+        }
+    }
     public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
     public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
 

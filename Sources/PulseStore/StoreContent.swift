@@ -49,15 +49,14 @@ package struct StoreContent: ArchiveContent {
         Int(try database.integer("SELECT count(*) FROM \(schema).\(StoreSchema.quoted(table.key))"))
     }
 
+    /// The rows as values, read by the export's rule (`StoredRowValues`): a value the store
+    /// keeps in a form its field's type cannot read is refused, as export refuses it.
     package func forEachRow(of table: ArchiveTable, _ body: (ArchiveRow) throws -> Void) throws {
-        let statement = try database.prepare(StoreSchema.selectAll(table, schema: schema))
-        let types = table.fields.map(\.type)
-        var row = ArchiveRow(table: table)
-        while try statement.step() {
-            for (i, type) in types.enumerated() {
-                row[i] = statement.value(at: Int32(i), as: type)
-            }
-            try body(row)
+        let values = StoredRowValues(table: table)
+        var index = 0
+        _ = try forEachStoredRow(of: table) { row in
+            try body(try values.row(row, index: index))
+            index += 1
         }
     }
 
@@ -88,7 +87,15 @@ package struct StoreContent: ArchiveContent {
 /// `StoreSchema.selectAll` selects them), dates as milliseconds, booleans as 0 and 1.
 private struct StoredColumns: StoredRow {
     let row: SQLiteRow
-    func isNull(field: Int) -> Bool { row.isNull(Int32(field)) }
+    func kind(field: Int) -> StoredKind {
+        switch row.storageClass(Int32(field)) {
+        case .null: .null
+        case .integer: .integer
+        case .real: .real
+        case .text: .text
+        case .blob: .blob
+        }
+    }
     func integer(field: Int) -> Int64 { row.int64(Int32(field)) }
     func real(field: Int) -> Double { row.double(Int32(field)) }
     func text(field: Int) -> UnsafeBufferPointer<UInt8> { row.text(Int32(field)) }

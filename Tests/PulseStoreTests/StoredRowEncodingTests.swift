@@ -58,12 +58,13 @@ struct StoredRowEncodingTests {
             "UPDATE measurements SET value = -0.0 WHERE rowid = 3",
             "UPDATE measurements SET value = 1.7976931348623157e308, timestamp = -62167219200000 WHERE rowid = 4",
             "UPDATE measurements SET value = 5e-324, timestamp = 253402300799999 WHERE rowid = 5",
-            "UPDATE measurements SET value = 'abc', unit = 4.5 WHERE rowid = 6",
+            "UPDATE measurements SET value = 42, unit = 4.5 WHERE rowid = 6",
             "UPDATE measurements SET value = 0.1 + 0.2, unit = CAST(X'EDA080F4908080C0AF' AS TEXT) WHERE rowid = 7",
+            "UPDATE measurements SET value = -9223372036854775808 WHERE rowid = 8",
             "UPDATE batterySamples SET percent = 9223372036854775807 WHERE rowid = 1",
             "UPDATE batterySamples SET percent = -9223372036854775808 WHERE rowid = 2",
-            "UPDATE batterySamples SET percent = 1.9 WHERE rowid = 3",
-            "UPDATE userProfiles SET athleteMode = 2, onboardingCompleted = -1, usesBetaBlockers = NULL, baselineCompleted = 'yes'",
+            "UPDATE batterySamples SET percent = 3.0 WHERE rowid = 3",
+            "UPDATE userProfiles SET athleteMode = 1, onboardingCompleted = 0, usesBetaBlockers = NULL",
         ] {
             try database.execute(sql)
         }
@@ -77,18 +78,29 @@ struct StoredRowEncodingTests {
         let text = String(decoding: storedBytes, as: UTF8.self)
         // The repairs and escapes the value path makes, so the comparison saw them.
         for expected in [#""unit":"\#u{FFFD}(\#u{FFFD}A\#u{FFFD}""#, #""kindRaw":"a\"b\\c\/d\n\u0000\u001fé€😀""#, #""value":-0}"#,
-                         #""percent":-9223372036854775808,"#, #""percent":9223372036854775807,"#, #""percent":1,"#, #""athleteMode":true"#,
+                         #""percent":-9223372036854775808,"#, #""percent":9223372036854775807,"#, #""percent":3,"#, #""athleteMode":true"#,
+                         #""value":42}"#, #""unit":"4.5""#, #""value":-9.223372036854776e+18}"#, #""sourceRaw":"123""#,
                          #""timestamp":"0000-01-01T00:00:00.000Z""#, #""timestamp":"9999-12-31T23:59:59.999Z""#, #""value":5e-324"#] {
             #expect(text.contains(expected), "\(expected) is not in the export")
         }
     }
 
-    @Test("a value the reader would refuse is refused by both paths with the same message")
+    @Test("a value the reader would refuse, or one the store keeps in a form its type cannot read, is refused by both paths with the same message")
     func refusals() throws {
-        for sql in [
-            "UPDATE measurements SET timestamp = 253402300800000 WHERE rowid = 3",
-            "UPDATE measurements SET value = 9e999 WHERE rowid = 3",
-            "UPDATE measurements SET value = CAST('-inf' AS REAL) - 1e308 * 10 WHERE rowid = 3",
+        for (sql, problem) in [
+            ("UPDATE measurements SET timestamp = 253402300800000 WHERE rowid = 3", "after the years 0000–9999"),
+            ("UPDATE measurements SET value = 9e999 WHERE rowid = 3", "not a finite number"),
+            ("UPDATE measurements SET value = 'abc' WHERE rowid = 3", "the store holds text where a number belongs"),
+            ("UPDATE measurements SET value = X'00' WHERE rowid = 3", "the store holds a blob where a number belongs"),
+            ("UPDATE measurements SET value = 9007199254740993 WHERE rowid = 3", "the integer 9007199254740993, which no double holds exactly"),
+            ("UPDATE measurements SET unit = X'41' WHERE rowid = 3", "the store holds a blob where text belongs"),
+            ("UPDATE measurements SET timestamp = '2026-01-01' WHERE rowid = 3", "the store holds text where a date (integer milliseconds) belongs"),
+            ("UPDATE measurements SET timestamp = 1700000000000.5 WHERE rowid = 3", "the store holds a real number where a date"),
+            ("UPDATE batterySamples SET percent = 1.5 WHERE rowid = 3", "the store holds a real number where an integer belongs"),
+            ("UPDATE batterySamples SET percent = 9e999 WHERE rowid = 3", "the store holds a real number where an integer belongs"),
+            ("UPDATE userProfiles SET athleteMode = 2", "the store holds 2 where a boolean (0 or 1) belongs"),
+            ("UPDATE userProfiles SET onboardingCompleted = -1", "the store holds -1 where a boolean"),
+            ("UPDATE userProfiles SET baselineCompleted = 'yes'", "the store holds text where a boolean"),
         ] {
             let dir = try TemporaryDirectory()
             let store = dir.path + "/store"
@@ -102,7 +114,7 @@ struct StoredRowEncodingTests {
                 continue
             }
             #expect("\(storedError)" == "\(valueError)", "\(sql)")
-            #expect("\(storedError)".contains("measurements["), "\(sql): \(storedError)")
+            #expect("\(storedError)".contains("cannot be exported") && "\(storedError)".contains(problem), "\(sql): \(storedError)")
         }
     }
 }

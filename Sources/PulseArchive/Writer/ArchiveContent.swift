@@ -33,13 +33,20 @@ extension ArchiveContent {
     public func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {}
 }
 
-/// A row read in place, field by field, as its field's type says the value is kept: integers
-/// for `.int`, `.date` (milliseconds since 1970) and `.bool` (0 or 1), reals for `.double`,
-/// UTF-8 text for `.string` and `.uuid`. Valid only inside the call that hands it over.
+/// A row read in place, field by field: what kind of value each field holds, then the value.
+/// A field is read only as its kind says (`StoredField.read` checks it against the field's
+/// type first). Valid only inside the call that hands it over.
 public protocol StoredRow {
-    func isNull(field: Int) -> Bool
+    func kind(field: Int) -> StoredKind
     func integer(field: Int) -> Int64
     func real(field: Int) -> Double
     /// The text's bytes as stored (maybe not valid UTF-8), valid until the row moves on.
     func text(field: Int) -> UnsafeBufferPointer<UInt8>
+}
+
+/// How a stored value is kept (SQLite's storage classes): a store written by this tool keeps
+/// integers for `.int`, `.date` (milliseconds since 1970) and `.bool` (0 or 1), reals (or
+/// integers a double holds exactly) for `.double`, and text for `.string` and `.uuid`.
+public enum StoredKind: Sendable, Equatable {
+    case null, integer, real, text, blob
 }

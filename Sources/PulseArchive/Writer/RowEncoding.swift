@@ -51,14 +51,18 @@ public struct RowEncoding {
     /// The same text as `append(_:index:to:)` writes for the row's values, read from where they
     /// are kept: an export of a store encodes every column this way.
     func append(stored row: some StoredRow, index: Int, to out: inout [UInt8]) throws {
-        try appendMembers(index: index, to: &out, isNull: { row.isNull(field: $0) }) { field, out in
-            switch table.fields[field].type {
-            case .int: ArchiveNumber.appendInteger(row.integer(field: field), to: &out)
-            case .date: try appendDate(row.integer(field: field), field, index, to: &out)
-            case .bool: out.append(contentsOf: row.integer(field: field) != 0 ? JSONText.trueLiteral : JSONText.falseLiteral)
-            case .double: try appendDouble(row.real(field: field), field, index, to: &out)
-            case .string, .uuid:
-                let bytes = row.text(field: field)
+        try appendMembers(index: index, to: &out, isNull: { row.kind(field: $0) == .null }) { field, out in
+            let value: StoredField
+            do throws(StoredField.Mismatch) { value = try StoredField.read(row, field: field, type: table.fields[field].type) } catch {
+                throw ArchiveError.unexportable(table, index, field, error.problem)
+            }
+            switch value {
+            case .null: break
+            case .integer(let v): ArchiveNumber.appendInteger(v, to: &out)
+            case .date(let v): try appendDate(v, field, index, to: &out)
+            case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
+            case .real(let v): try appendDouble(v, field, index, to: &out)
+            case .text(let bytes):
                 try checkLength(bytes.count, field, index)
                 out.append(JSONByte.quote)
                 if !JSONText.appendEscapedIfASCII(bytes, to: &out) {
@@ -127,6 +131,6 @@ public struct RowEncoding {
     }
 
     private func unwritable(_ field: Int, _ index: Int, _ problem: String) -> ArchiveError {
-        ArchiveError(.invalidValue, "\(table.key)[\(index)].\(table.fields[field].name): cannot be exported: \(problem)", table: table.key)
+        ArchiveError.unexportable(table, index, field, problem)
     }
 }

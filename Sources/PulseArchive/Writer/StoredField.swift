@@ -1,0 +1,113 @@
+/// One field of a stored row as its type reads it, after checking that the store keeps it that
+/// way. A store edited by hand (or by another program) can hold text in an integer column, a
+/// real in a boolean, 2 in a boolean, a blob in a text column: reading those as the type asks
+/// (SQLite converts: 'abc' → 0, 1.5 → 1, inf → Int64.max) would write another value than the
+/// store holds, without a word. Export, `tables --store` and `diff --store` refuse such a
+/// value instead, naming it: the one rule for every reader of a store's rows.
+enum StoredField {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case bool(Bool)
+    case date(Int64)
+    /// The bytes as stored, valid until the row moves on.
+    case text(UnsafeBufferPointer<UInt8>)
+
+    /// - Throws: `Mismatch` (what the store holds instead) when the field's kind is not one its
+    ///   type is kept as.
+    static func read(_ row: some StoredRow, field: Int, type: FieldType) throws(Mismatch) -> StoredField {
+        let kind = row.kind(field: field)
+        switch (type, kind) {
+        case (_, .null): return .null
+        case (.int, .integer): return .integer(row.integer(field: field))
+        case (.date, .integer): return .date(row.integer(field: field))
+        case (.bool, .integer):
+            let value = row.integer(field: field)
+            guard value == 0 || value == 1 else { throw Mismatch("the store holds \(value) where a boolean (0 or 1) belongs") }
+            return .bool(value == 1)
+        case (.double, .real): return .real(row.real(field: field))
+        case (.double, .integer):
+            let value = row.integer(field: field)
+            // An integral double kept as an integer (SQLite may): exact, or refused.
+            guard let exact = Double(exactly: value) else {
+                throw Mismatch("the store holds the integer \(value), which no double holds exactly")
+            }
+            return .real(exact)
+        case (.string, .text), (.uuid, .text): return .text(row.text(field: field))
+        default:
+            throw Mismatch("the store holds \(kind.described) where \(type.described) belongs (was the store edited by another program?)")
+        }
+    }
+
+    /// What the store holds instead of a value of the field's type.
+    struct Mismatch: Error {
+        let problem: String
+        init(_ problem: String) { self.problem = problem }
+    }
+}
+
+extension StoredKind {
+    var described: String {
+        switch self {
+        case .null: "nothing"
+        case .integer: "an integer"
+        case .real: "a real number"
+        case .text: "text"
+        case .blob: "a blob"
+        }
+    }
+}
+
+extension FieldType {
+    var described: String {
+        switch self {
+        case .uuid: "a UUID (text)"
+        case .date: "a date (integer milliseconds)"
+        case .string: "text"
+        case .int: "an integer"
+        case .double: "a number"
+        case .bool: "a boolean (0 or 1)"
+        }
+    }
+}
+
+/// A stored row as `ArchiveRow` values, read by `StoredField`'s rule: for the readers of a
+/// store that want values (`tables --store`, `diff`, `verify`'s store side), refusing what an
+/// export refuses, with the same message.
+public struct StoredRowValues {
+    let table: ArchiveTable
+    private let types: [FieldType]
+
+    public init(table: ArchiveTable) {
+        self.table = table
+        types = table.fields.map(\.type)
+    }
+
+    /// - Throws: `ArchiveError.invalidValue` naming the row (`index`) and field a store keeps
+    ///   in a form its type cannot read.
+    public func row(_ row: some StoredRow, index: Int) throws -> ArchiveRow {
+        var values = ArchiveRow(table: table)
+        for (field, type) in types.enumerated() {
+            let value: StoredField
+            do throws(StoredField.Mismatch) { value = try StoredField.read(row, field: field, type: type) } catch {
+                throw ArchiveError.unexportable(table, index, field, error.problem)
+            }
+            switch value {
+            case .null: break
+            case .integer(let v): values[field] = .int(v)
+            case .real(let v): values[field] = .double(v)
+            case .bool(let v): values[field] = .bool(v)
+            case .date(let v): values[field] = .date(v)
+            case .text(let bytes): values[field] = .string(String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        return values
+    }
+}
+
+extension ArchiveError {
+    /// A value of a table's row that no archive may hold as it is, named by table, row and field.
+    static func unexportable(_ table: ArchiveTable, _ index: Int, _ field: Int, _ problem: String) -> ArchiveError {
+        ArchiveError(.invalidValue, "\(table.key)[\(index)].\(table.fields[field].name): cannot be exported: \(problem)", table: table.key)
+    }
+}
