@@ -142,7 +142,7 @@ for years in ${YEARS:-1 10}; do
     echo
     echo "${years}-year reference: $(sqlite3 "$store/pulse.sqlite" 'SELECT (SELECT count(*) FROM measurements) + (SELECT count(*) FROM rawPackets)') measurements and raw packets"
 
-    "$bin" export --store "$store" -o "$archive" --quiet
+    "$bin" export --store "$store" -o "$archive" --quiet >/dev/null
     gzip -dc "$archive" > "$work/ref-${years}y.json"
     # export against gzip -6 and pigz -6 -p 2 of the same JSON, and the plain export
     # (--compression none, JSON only) against gzip -6: three rounds, the order turned each

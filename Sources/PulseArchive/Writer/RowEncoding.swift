@@ -15,6 +15,8 @@ public struct RowEncoding {
     /// The reader's limits: a string past `maxStringBytes` is refused, named, not written.
     let limits: ArchiveLimits
     private let members: [Member]
+    /// Each field's type, by field index.
+    private let types: [FieldType]
     /// Every member's `"name":`, back to back.
     private let prefixes: [UInt8]
 
@@ -29,6 +31,7 @@ public struct RowEncoding {
             return Member(field: i, isOptional: table.fields[i].isOptional, prefix: start..<prefixes.count)
         }
         self.prefixes = prefixes
+        types = table.fields.map(\.type)
     }
 
     /// - Throws: `ArchiveError` for a required field without a value, or a value the reader
@@ -51,9 +54,11 @@ public struct RowEncoding {
     /// The same text as `append(_:index:to:)` writes for the row's values, read from where they
     /// are kept: an export of a store encodes every column this way.
     func append(stored row: some StoredRow, index: Int, to out: inout [UInt8]) throws {
-        try appendMembers(index: index, to: &out, isNull: { row.kind(field: $0) == .null }) { field, out in
+        // The kind `isNull` asked for is the one `read` checks: one question per field.
+        var kind = StoredKind.null
+        try appendMembers(index: index, to: &out, isNull: { kind = row.kind(field: $0); return kind == .null }) { field, out in
             let value: StoredField
-            do throws(StoredField.Mismatch) { value = try StoredField.read(row, field: field, type: table.fields[field].type) } catch {
+            do throws(StoredField.Mismatch) { value = try StoredField.read(row, field: field, type: types[field], kind: kind) } catch {
                 throw ArchiveError.unexportable(table, index, field, error.problem)
             }
             switch value {

@@ -16,7 +16,12 @@ enum StoredField {
     /// - Throws: `Mismatch` (what the store holds instead) when the field's kind is not one its
     ///   type is kept as.
     static func read(_ row: some StoredRow, field: Int, type: FieldType) throws(Mismatch) -> StoredField {
-        let kind = row.kind(field: field)
+        try read(row, field: field, type: type, kind: row.kind(field: field))
+    }
+
+    /// The same, for a caller that asked for the field's kind already.
+    @inline(__always)
+    static func read(_ row: some StoredRow, field: Int, type: FieldType, kind: StoredKind) throws(Mismatch) -> StoredField {
         switch (type, kind) {
         case (_, .null): return .null
         case (.int, .integer): return .integer(row.integer(field: field))
