@@ -70,16 +70,14 @@ public struct RowEncoding {
             case .text(let bytes):
                 try checkLength(bytes.count, field, index)
                 out.append(JSONByte.quote)
-                if !JSONText.appendEscapedIfASCII(bytes, to: &out) {
-                    // What the store keeps may not be valid UTF-8: repaired exactly as a
-                    // `String` read from the column is, and its length checked again.
-                    var text = String(decoding: bytes, as: UTF8.self)
-                    try text.withUTF8 { utf8 in
-                        try checkLength(utf8.count, field, index)
-                        JSONText.appendEscaped(utf8, to: &out)
-                    }
+                if JSONText.appendEscapedIfASCII(bytes, to: &out) {
+                    out.append(JSONByte.quote)
+                } else {
+                    // What the store keeps may not be valid UTF-8: written as the `String` a
+                    // read of the column makes of it (repaired), its length checked again.
+                    out.removeLast()
+                    try appendString(String(decoding: bytes, as: UTF8.self), field, index, to: &out)
                 }
-                out.append(JSONByte.quote)
             }
         }
     }
@@ -106,12 +104,12 @@ public struct RowEncoding {
     }
 
     private func appendDouble(_ value: Double, _ field: Int, _ index: Int, to out: inout [UInt8]) throws {
-        if let problem = ArchiveNumber.problem(withDouble: value) { throw unwritable(field, index, problem) }
+        if let problem = ArchiveNumber.problem(withDouble: value) { throw ArchiveError.unexportable(table, index, field, problem) }
         ArchiveNumber.appendDouble(value, to: &out)
     }
 
     private func appendDate(_ millis: Int64, _ field: Int, _ index: Int, to out: inout [UInt8]) throws {
-        if let problem = ArchiveDate.problem(with: millis) { throw unwritable(field, index, "date \(problem)") }
+        if let problem = ArchiveDate.problem(with: millis) { throw ArchiveError.unexportable(table, index, field, "date \(problem)") }
         try JSONText.appendDate(millis, to: &out)
     }
 
@@ -133,9 +131,5 @@ public struct RowEncoding {
             throw ArchiveError(.limitExceeded, "\(table.key)[\(index)].\(table.fields[field].name): cannot be exported: its \(utf8Count) bytes "
                 + "pass the string limit of \(limits.maxStringBytes) bytes", table: table.key, limit: .stringBytes)
         }
-    }
-
-    private func unwritable(_ field: Int, _ index: Int, _ problem: String) -> ArchiveError {
-        ArchiveError.unexportable(table, index, field, problem)
     }
 }

@@ -13,13 +13,10 @@ enum StoredField {
     /// The bytes as stored, valid until the row moves on.
     case text(UnsafeBufferPointer<UInt8>)
 
+    /// - Parameter kind: the field's kind, as the row says it (`row.kind(field:)`), asked once
+    ///   by a caller that also needs it to tell a null.
     /// - Throws: `Mismatch` (what the store holds instead) when the field's kind is not one its
     ///   type is kept as.
-    static func read(_ row: some StoredRow, field: Int, type: FieldType) throws(Mismatch) -> StoredField {
-        try read(row, field: field, type: type, kind: row.kind(field: field))
-    }
-
-    /// The same, for a caller that asked for the field's kind already.
     @inline(__always)
     static func read(_ row: some StoredRow, field: Int, type: FieldType, kind: StoredKind) throws(Mismatch) -> StoredField {
         switch (type, kind) {
@@ -94,7 +91,7 @@ public struct StoredRowValues {
         var values = ArchiveRow(table: table)
         for (field, type) in types.enumerated() {
             let value: StoredField
-            do throws(StoredField.Mismatch) { value = try StoredField.read(row, field: field, type: type) } catch {
+            do throws(StoredField.Mismatch) { value = try StoredField.read(row, field: field, type: type, kind: row.kind(field: field)) } catch {
                 throw ArchiveError.unexportable(table, index, field, error.problem)
             }
             switch value {
