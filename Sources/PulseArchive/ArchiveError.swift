@@ -69,7 +69,15 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// The wording for anything the app would call "isn't a PulseLoop export, or it's damaged".
     static func notAnArchive(_ detail: String, table: String? = nil) -> ArchiveError {
-        ArchiveError(.notAnArchive, "not a PulseLoop archive, or damaged: \(detail)", table: table)
+        ArchiveError(.notAnArchive, notAnArchivePrefix + detail, table: table)
+    }
+
+    private static let notAnArchivePrefix = "not a PulseLoop archive, or damaged: "
+
+    /// What a parse found wrong, without the words for a file that is no archive: for JSON
+    /// that is one value inside an archive or a store (a settings blob), whose file is sound.
+    var problemInValue: String {
+        message.hasPrefix(Self.notAnArchivePrefix) ? String(message.dropFirst(Self.notAnArchivePrefix.count)) : message
     }
 
     static func unsupportedVersion(found: Int64) -> ArchiveError {

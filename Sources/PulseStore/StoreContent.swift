@@ -66,19 +66,43 @@ package struct StoreContent: ArchiveContent {
         return true
     }
 
+    /// Settings in key order. Each key and value is read by the rule of every table's text
+    /// column (`StoredField.text`): a blob, a number or invalid UTF-8 left by a hand edit is
+    /// refused, naming the setting, instead of being converted or repaired.
     package func forEachSetting(_ body: (String, String) throws -> Void) throws {
         let statement = try database.prepare(#"SELECT "key", "value" FROM \#(schema)."settings" ORDER BY "key""#)
-        while try statement.step() {
-            try body(statement.text(at: 0), statement.text(at: 1))
+        var index = 0
+        try statement.forEachRow { row in
+            let columns = StoredColumns(row: row)
+            let key = try Self.text(columns, 0, place: "settings[\(index)].key", table: "settings")
+            try body(key, try Self.text(columns, 1, place: "settings.\(key)", table: "settings"))
+            index += 1
         }
     }
 
     /// Each attachment read in pieces as the writer encodes it: never whole, whatever its size.
+    /// Its bytes must be kept as a blob: SQLite reads text only up to its first NUL where a blob
+    /// is read whole, so an attachment kept as text is refused rather than written cut.
     package func forEachAttachment(_ body: (String, any PieceReadable) throws -> Void) throws {
-        let statement = try database.prepare(#"SELECT "file", rowid, length("contents") FROM \#(schema)."attachments" ORDER BY "file""#)
-        while try statement.step() {
-            try body(statement.text(at: 0), StoreAttachments.StoredBytes(database: database, schema: schema, rowid: statement.int64(at: 1),
-                                                                         count: Int(statement.int64(at: 2))))
+        // typeof() and length() name a value's class and size without reading it.
+        let statement = try database.prepare(#"SELECT "file", rowid, length("contents"), typeof("contents") FROM \#(schema)."attachments" ORDER BY "file""#)
+        var index = 0
+        try statement.forEachRow { row in
+            let name = try Self.text(StoredColumns(row: row), 0, place: "attachments[\(index)].file", table: "attachments")
+            let storedAs = String(decoding: row.text(3), as: UTF8.self)
+            guard storedAs == "blob" else {
+                let kind = ["null": StoredKind.null, "integer": .integer, "real": .real, "text": .text][storedAs] ?? .null
+                throw ArchiveError.unexportable("attachments.\(name)", "the store holds \(kind.described) where the file's bytes (a blob) belong (was the store edited by another program?)",
+                                                table: "attachments")
+            }
+            try body(name, StoreAttachments.StoredBytes(database: database, schema: schema, rowid: row.int64(1), count: Int(row.int64(2))))
+            index += 1
+        }
+    }
+
+    private static func text(_ row: StoredColumns, _ field: Int, place: @autoclosure () -> String, table: String) throws -> String {
+        do throws(StoredField.Mismatch) { return try StoredField.text(row, field: field) } catch {
+            throw ArchiveError.unexportable(place(), error.problem, table: table)
         }
     }
 }

@@ -44,7 +44,7 @@ struct StoredRowEncodingTests {
         }
     }
 
-    @Test("hostile columns: invalid UTF-8, escapes, NUL, non-ASCII, extreme numbers, wrong storage classes")
+    @Test("hostile columns: escapes, NUL, non-ASCII, extreme numbers, values a column's affinity converted")
     func hostileColumns() throws {
         let dir = try TemporaryDirectory()
         let store = dir.path + "/store"
@@ -53,13 +53,13 @@ struct StoredRowEncodingTests {
         // Each statement changes rows the demo wrote; SQLite's storage classes are what a hand
         // edit can leave (text in a real column, a real in an integer one, a blob as text).
         for sql in [
-            #"UPDATE measurements SET unit = CAST(X'C328FF41E282' AS TEXT) WHERE rowid = 1"#,
+            "UPDATE measurements SET unit = 'ü' WHERE rowid = 1",
             #"UPDATE measurements SET kindRaw = 'a"b\c/d' || char(10) || char(0) || char(31) || 'é€😀', sourceRaw = 123, confidenceRaw = '' WHERE rowid = 2"#,
             "UPDATE measurements SET value = -0.0 WHERE rowid = 3",
             "UPDATE measurements SET value = 1.7976931348623157e308, timestamp = -62167219200000 WHERE rowid = 4",
             "UPDATE measurements SET value = 5e-324, timestamp = 253402300799999 WHERE rowid = 5",
             "UPDATE measurements SET value = 42, unit = 4.5 WHERE rowid = 6",
-            "UPDATE measurements SET value = 0.1 + 0.2, unit = CAST(X'EDA080F4908080C0AF' AS TEXT) WHERE rowid = 7",
+            "UPDATE measurements SET value = 0.1 + 0.2, unit = CAST(X'F4' || X'8F' || X'BF' || X'BF' AS TEXT) WHERE rowid = 7",
             "UPDATE measurements SET value = -9223372036854775808 WHERE rowid = 8",
             "UPDATE batterySamples SET percent = 9223372036854775807 WHERE rowid = 1",
             "UPDATE batterySamples SET percent = -9223372036854775808 WHERE rowid = 2",
@@ -76,8 +76,8 @@ struct StoredRowEncodingTests {
         let storedBytes = try stored.get(), valueBytes = try values.get()
         #expect(storedBytes == valueBytes)
         let text = String(decoding: storedBytes, as: UTF8.self)
-        // The repairs and escapes the value path makes, so the comparison saw them.
-        for expected in [#""unit":"\#u{FFFD}(\#u{FFFD}A\#u{FFFD}""#, #""kindRaw":"a\"b\\c\/d\n\u0000\u001fé€😀""#, #""value":-0}"#,
+        // The escapes the value path makes, so the comparison saw them.
+        for expected in [#""unit":"ü""#, #""unit":"\#u{10FFFF}""#, #""kindRaw":"a\"b\\c\/d\n\u0000\u001fé€😀""#, #""value":-0}"#,
                          #""percent":-9223372036854775808,"#, #""percent":9223372036854775807,"#, #""percent":3,"#, #""athleteMode":true"#,
                          #""value":42}"#, #""unit":"4.5""#, #""value":-9.223372036854776e+18}"#, #""sourceRaw":"123""#,
                          #""timestamp":"0000-01-01T00:00:00.000Z""#, #""timestamp":"9999-12-31T23:59:59.999Z""#, #""value":5e-324"#] {
@@ -101,6 +101,13 @@ struct StoredRowEncodingTests {
             ("UPDATE userProfiles SET athleteMode = 2", "the store holds 2 where a boolean (0 or 1) belongs"),
             ("UPDATE userProfiles SET onboardingCompleted = -1", "the store holds -1 where a boolean"),
             ("UPDATE userProfiles SET baselineCompleted = 'yes'", "the store holds text where a boolean"),
+            // JSON cannot carry these bytes, and a U+FFFD would be another value than the store's.
+            ("UPDATE measurements SET unit = CAST(X'41C328FF41E282' AS TEXT) WHERE rowid = 3", "the store holds text that is not valid UTF-8 (byte 0xC3 at offset 1)"),
+            ("UPDATE measurements SET unit = CAST(X'EDA080' AS TEXT) WHERE rowid = 3", "not valid UTF-8 (byte 0xED at offset 0)"),
+            ("UPDATE measurements SET unit = CAST(X'F4908080' AS TEXT) WHERE rowid = 3", "not valid UTF-8 (byte 0xF4 at offset 0)"),
+            ("UPDATE measurements SET unit = CAST(X'C0AF' AS TEXT) WHERE rowid = 3", "not valid UTF-8 (byte 0xC0 at offset 0)"),
+            ("UPDATE measurements SET unit = CAST(X'E282' AS TEXT) WHERE rowid = 3", "not valid UTF-8 (byte 0xE2 at offset 0)"),
+            ("UPDATE measurements SET kindRaw = CAST(X'6162636465666768FF' AS TEXT) WHERE rowid = 3", "not valid UTF-8 (byte 0xFF at offset 8)"),
         ] {
             let dir = try TemporaryDirectory()
             let store = dir.path + "/store"
@@ -115,6 +122,41 @@ struct StoredRowEncodingTests {
             }
             #expect("\(storedError)" == "\(valueError)", "\(sql)")
             #expect("\(storedError)".contains("cannot be exported") && "\(storedError)".contains(problem), "\(sql): \(storedError)")
+        }
+    }
+
+    @Test("a setting or attachment the store keeps as another class, or as invalid UTF-8, is refused by name; a settings blob that is no JSON is named without calling the file no archive")
+    func settingsAndAttachments() throws {
+        for (sql, message) in [
+            ("UPDATE settings SET value = X'7B7D' WHERE key = (SELECT min(key) FROM settings)",
+             "settings.pulseloop.coach.settings.v1: cannot be exported: the store holds a blob where text belongs"),
+            ("UPDATE settings SET value = CAST(X'7B2261223AFF7D' AS TEXT) WHERE key = (SELECT min(key) FROM settings)",
+             "settings.pulseloop.coach.settings.v1: cannot be exported: the store holds text that is not valid UTF-8 (byte 0xFF at offset 5)"),
+            ("UPDATE settings SET key = CAST(X'61FF' AS TEXT) WHERE key = (SELECT min(key) FROM settings)",
+             "settings[0].key: cannot be exported: the store holds text that is not valid UTF-8 (byte 0xFF at offset 1)"),
+            ("UPDATE settings SET value = '{\"a\"' || char(3) WHERE key = (SELECT min(key) FROM settings)",
+             "settings.pulseloop.coach.settings.v1: the stored blob is not valid JSON (invalid JSON at byte 4"),
+            ("UPDATE attachments SET contents = CAST(contents AS TEXT)",
+             "cannot be exported: the store holds text where the file's bytes (a blob) belong"),
+            ("UPDATE attachments SET file = CAST(X'612E6A7067FF' AS TEXT) WHERE file = 'a.jpg'",
+             "].file: cannot be exported: the store holds text that is not valid UTF-8 (byte 0xFF at offset 5)"),
+        ] {
+            let dir = try TemporaryDirectory()
+            let store = dir.path + "/store"
+            try StoreFixtures.demoStore(store, days: 2)
+            let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
+            if sql.contains("attachments") {
+                try database.execute("INSERT OR IGNORE INTO attachments (file, contents) VALUES ('a.jpg', X'FFD8FF00E0')")
+            }
+            do { try database.execute(sql) } catch { Issue.record("\(sql): \(error)"); continue }
+            database.close()
+            let (stored, _) = try Self.bothPaths(store)
+            guard case .failure(let error) = stored else {
+                Issue.record("\(sql): written")
+                continue
+            }
+            #expect("\(error)".contains(message), "\(sql): \(error)")
+            #expect(!"\(error)".contains("not a PulseLoop archive"), "\(sql): \(error)")
         }
     }
 }

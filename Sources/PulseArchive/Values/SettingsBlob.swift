@@ -16,7 +16,7 @@ public enum SettingsBlob {
         do {
             _ = try JSONNode.parse(Array(value.utf8), limits: limits)
         } catch let error as ArchiveError {
-            throw ArchiveError(.invalidValue, "settings.\(key): the stored blob is not valid JSON (\(error.message))", table: "settings")
+            throw ArchiveError(.invalidValue, "settings.\(key): the stored blob is not valid JSON (\(error.problemInValue))", table: "settings")
         }
     }
 }

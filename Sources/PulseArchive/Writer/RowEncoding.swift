@@ -73,10 +73,12 @@ public struct RowEncoding {
                 if JSONText.appendEscapedIfASCII(bytes, to: &out) {
                     out.append(JSONByte.quote)
                 } else {
-                    // What the store keeps may not be valid UTF-8: written as the `String` a
-                    // read of the column makes of it (repaired), its length checked again.
                     out.removeLast()
-                    try appendString(String(decoding: bytes, as: UTF8.self), field, index, to: &out)
+                    let text: String
+                    do throws(StoredField.Mismatch) { text = try StoredField.string(bytes) } catch {
+                        throw ArchiveError.unexportable(table, index, field, error.problem)
+                    }
+                    try appendString(text, field, index, to: &out)
                 }
             }
         }

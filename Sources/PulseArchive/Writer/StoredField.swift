@@ -4,7 +4,7 @@
 /// (SQLite converts: 'abc' → 0, 1.5 → 1, inf → Int64.max) would write another value than the
 /// store holds, without a word. Export, `tables --store` and `diff --store` refuse such a
 /// value instead, naming it: the one rule for every reader of a store's rows.
-enum StoredField {
+package enum StoredField {
     case null
     case integer(Int64)
     case real(Double)
@@ -41,15 +41,38 @@ enum StoredField {
         }
     }
 
+    /// Text a store keeps, as a `String`; refused when it is not valid UTF-8. JSON cannot
+    /// carry such bytes, and repairing them (U+FFFD, as `String(decoding:)` does) would write
+    /// another value than the store holds; nothing this tool or the app writes is invalid.
+    package static func string(_ bytes: UnsafeBufferPointer<UInt8>) throws(Mismatch) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var parser = Unicode.UTF8.ForwardParser()
+        var rest = bytes.makeIterator()
+        var offset = 0
+        while case .valid(let scalar) = parser.parseScalar(from: &rest) { offset += scalar.count }
+        let byte = offset < bytes.count ? String(bytes[offset], radix: 16, uppercase: true) : "?"
+        throw Mismatch("the store holds text that is not valid UTF-8 (byte 0x\(byte.count == 1 ? "0" : "")\(byte) at offset \(offset))")
+    }
+
+    /// A text column outside the tables (a settings key or value, an attachment's name) as a
+    /// `String`, by the rule of every table's text column.
+    package static func text(_ row: some StoredRow, field: Int) throws(Mismatch) -> String {
+        let kind = row.kind(field: field)
+        guard case .text(let bytes) = try read(row, field: field, type: .string, kind: kind) else {
+            throw Mismatch("the store holds nothing where text belongs")
+        }
+        return try string(bytes)
+    }
+
     /// What the store holds instead of a value of the field's type.
-    struct Mismatch: Error {
-        let problem: String
+    package struct Mismatch: Error {
+        package let problem: String
         init(_ problem: String) { self.problem = problem }
     }
 }
 
 extension StoredKind {
-    var described: String {
+    package var described: String {
         switch self {
         case .null: "nothing"
         case .integer: "an integer"
@@ -100,7 +123,10 @@ public struct StoredRowValues {
             case .real(let v): values[field] = .double(v)
             case .bool(let v): values[field] = .bool(v)
             case .date(let v): values[field] = .date(v)
-            case .text(let bytes): values[field] = .string(String(decoding: bytes, as: UTF8.self))
+            case .text(let bytes):
+                do throws(StoredField.Mismatch) { values[field] = .string(try StoredField.string(bytes)) } catch {
+                    throw ArchiveError.unexportable(table, index, field, error.problem)
+                }
             }
         }
         return values
@@ -110,6 +136,12 @@ public struct StoredRowValues {
 extension ArchiveError {
     /// A value of a table's row that no archive may hold as it is, named by table, row and field.
     static func unexportable(_ table: ArchiveTable, _ index: Int, _ field: Int, _ problem: String) -> ArchiveError {
-        ArchiveError(.invalidValue, "\(table.key)[\(index)].\(table.fields[field].name): cannot be exported: \(problem)", table: table.key)
+        unexportable("\(table.key)[\(index)].\(table.fields[field].name)", problem, table: table.key)
+    }
+
+    /// A value kept outside the tables (a setting, an attachment) that no archive may hold as
+    /// it is, named by `place`.
+    package static func unexportable(_ place: String, _ problem: String, table: String) -> ArchiveError {
+        ArchiveError(.invalidValue, "\(place): cannot be exported: \(problem)", table: table)
     }
 }
