@@ -46,7 +46,7 @@ struct StoredRowEncodingTests {
 
     @Test("hostile columns: escapes, NUL, non-ASCII, extreme numbers, values a column's affinity converted")
     func hostileColumns() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory()
         let store = dir.path + "/store"
         try StoreFixtures.demoStore(store, days: 3)
         let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
@@ -109,7 +109,7 @@ struct StoredRowEncodingTests {
             ("UPDATE measurements SET unit = CAST(X'E282' AS TEXT) WHERE rowid = 3", "not valid UTF-8 (byte 0xE2 at offset 0)"),
             ("UPDATE measurements SET kindRaw = CAST(X'6162636465666768FF' AS TEXT) WHERE rowid = 3", "not valid UTF-8 (byte 0xFF at offset 8)"),
         ] {
-            let dir = try TemporaryDirectory()
+            let dir = TemporaryDirectory()
             let store = dir.path + "/store"
             try StoreFixtures.demoStore(store, days: 2)
             let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
@@ -141,7 +141,7 @@ struct StoredRowEncodingTests {
             ("UPDATE attachments SET file = CAST(X'612E6A7067FF' AS TEXT) WHERE file = 'a.jpg'",
              "].file: cannot be exported: the store holds text that is not valid UTF-8 (byte 0xFF at offset 5)"),
         ] {
-            let dir = try TemporaryDirectory()
+            let dir = TemporaryDirectory()
             let store = dir.path + "/store"
             try StoreFixtures.demoStore(store, days: 2)
             let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)

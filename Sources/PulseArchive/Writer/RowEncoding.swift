@@ -74,11 +74,7 @@ public struct RowEncoding {
                     out.append(JSONByte.quote)
                 } else {
                     out.removeLast()
-                    let text: String
-                    do throws(StoredField.Mismatch) { text = try StoredField.string(bytes) } catch {
-                        throw ArchiveError.unexportable(table, index, field, error.problem)
-                    }
-                    try appendString(text, field, index, to: &out)
+                    try appendString(StoredField.string(bytes, table, index, field), field, index, to: &out)
                 }
             }
         }

@@ -50,8 +50,15 @@ package enum StoredField {
         var rest = bytes.makeIterator()
         var offset = 0
         while case .valid(let scalar) = parser.parseScalar(from: &rest) { offset += scalar.count }
-        let byte = offset < bytes.count ? String(bytes[offset], radix: 16, uppercase: true) : "?"
-        throw Mismatch("the store holds text that is not valid UTF-8 (byte 0x\(byte.count == 1 ? "0" : "")\(byte) at offset \(offset))")
+        // The parser stops at the first byte of an invalid sequence: never ASCII, always inside.
+        throw Mismatch("the store holds text that is not valid UTF-8 (byte 0x\(String(bytes[offset], radix: 16, uppercase: true)) at offset \(offset))")
+    }
+
+    /// `string(_:)` for a field of a table's row: a refusal names the table, row and field.
+    static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ table: ArchiveTable, _ index: Int, _ field: Int) throws -> String {
+        do throws(Mismatch) { return try string(bytes) } catch {
+            throw ArchiveError.unexportable(table, index, field, error.problem)
+        }
     }
 
     /// A text column outside the tables (a settings key or value, an attachment's name) as a
@@ -123,10 +130,7 @@ public struct StoredRowValues {
             case .real(let v): values[field] = .double(v)
             case .bool(let v): values[field] = .bool(v)
             case .date(let v): values[field] = .date(v)
-            case .text(let bytes):
-                do throws(StoredField.Mismatch) { values[field] = .string(try StoredField.string(bytes)) } catch {
-                    throw ArchiveError.unexportable(table, index, field, error.problem)
-                }
+            case .text(let bytes): values[field] = .string(try StoredField.string(bytes, table, index, field))
             }
         }
         return values
