@@ -47,6 +47,9 @@ public enum PulseArchiveCommand {
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
         if let mallopt = dlsym(nil, "mallopt") { _ = unsafeBitCast(mallopt, to: Mallopt.self)(-3, 256 << 10) }
         #endif
+        // A fatal signal (memory run out, a failed check) removes a partial archive too, and
+        // says so in one line instead of a backtrace.
+        InterruptCleanup.removeOnFatalSignal()
         // Before any thread starts: Ctrl-C removes partial archives and scratch files.
         InterruptCleanup.removeOnInterrupt { signal, committed in
             let console = Console()

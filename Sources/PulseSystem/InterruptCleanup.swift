@@ -41,7 +41,7 @@ public enum InterruptCleanup {
     /// interrupted before `unregister(path)`.
     public static func register(_ path: String) {
         registry.lock.lock()
-        registry.paths.insert(key(path))
+        track(key(path))
         registry.lock.unlock()
     }
 
@@ -53,7 +53,7 @@ public enum InterruptCleanup {
         registry.lock.lock()
         defer { registry.lock.unlock() }
         let (created, path) = try create()
-        registry.paths.insert(key(path))
+        track(key(path))
         return created
     }
 
@@ -70,7 +70,7 @@ public enum InterruptCleanup {
     /// From now on an interruption leaves `path` alone.
     public static func unregister(_ path: String) {
         registry.lock.lock()
-        registry.paths.remove(key(path))
+        untrack(key(path))
         registry.lock.unlock()
     }
 
@@ -103,7 +103,7 @@ public enum InterruptCleanup {
         }
         defer { registry.lock.unlock() }
         let outcome = try commit()
-        for path in paths { registry.paths.remove(key(path)) }
+        for path in paths { untrack(key(path)) }
         if let outcome { registry.committed = outcome }
     }
 
@@ -195,6 +195,35 @@ public enum InterruptCleanup {
         }
         // Held through `exit`: the watcher cannot act halfway through the process's end.
         Foundation.exit(code)
+    }
+
+    /// The paths a fatal-signal handler removes, in storage of fixed size that lives as long as
+    /// the process (the handler reads it; see `pulse_fatal_track`).
+    nonisolated(unsafe) private static let fatalPaths: UnsafeMutableRawPointer = calloc(1, pulse_fatal_paths_size())!
+
+    /// Registers `path` (its key) with the watcher and with the fatal-signal handler. Called
+    /// with `registry.lock` held.
+    private static func track(_ path: String) {
+        registry.paths.insert(path)
+        _ = pulse_fatal_track(fatalPaths, path)
+    }
+
+    private static func untrack(_ path: String) {
+        registry.paths.remove(path)
+        pulse_fatal_untrack(fatalPaths, path)
+    }
+
+    /// Installs the handler of the fatal signals (SIGABRT when the runtime cannot allocate or a
+    /// check fails; SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE): it removes the registered files
+    /// (a partial archive) and ends the process with one line on standard error and exit 1,
+    /// instead of the runtime's backtrace, exit 134 and a hidden partial file. A registered
+    /// directory is removed only if empty: emptying one is not safe in a signal handler, and
+    /// the next run removes what a dead run left (as after SIGKILL). Left out when
+    /// `SWIFT_BACKTRACE` is set: whoever sets it wants the runtime's backtrace. Call it once,
+    /// first thing, on the main thread (its alternate stack is that thread's).
+    public static func removeOnFatalSignal() {
+        guard getenv("SWIFT_BACKTRACE") == nil else { return }
+        _ = pulse_fatal_install(fatalPaths)
     }
 
     /// A path as the registry holds it: `store/` and `store` are one directory, whichever

@@ -233,6 +233,41 @@ struct SecretsAndSignalsTests {
         }
     }
 
+    @Test("a fatal signal (SIGABRT as when memory runs out, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE) part way through an export removes the partial archive, says so in one line without a backtrace, exits 1 and leaves no core file; an import's store stays as it was")
+    func fatalSignalRemovesThePartialArchive() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s")
+        try StoreFixtures.demoStore(store, days: 20, rawPacketsPerDay: 40)
+        // A core-file limit that would let the default action write one where the command runs.
+        let shell = ["/bin/sh", "-c", "ulimit -S -c \"$(ulimit -H -c)\"; cd \"$SCRATCH\"; exec \"$0\" \"$@\""]
+        for (signal, name) in [(SIGABRT, "SIGABRT"), (SIGSEGV, "SIGSEGV"), (SIGBUS, "SIGBUS"), (SIGILL, "SIGILL"), (SIGTRAP, "SIGTRAP"), (SIGFPE, "SIGFPE")] {
+            let out = dir.file("out-\(name)")
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+            let stopped = try KillPoints.stop(["export", "--store", store, "-o", out + "/x.json.gz"], at: "write:2", with: signal,
+                                              environment: ["SCRATCH": out], shellPrefix: shell)
+            #expect(stopped.reached, "export never reached write:2: \(stopped.stderr)")
+            #expect(stopped.reason == .exit && stopped.status == 1, "\(name): ended by \(stopped.reason == .exit ? "exit" : "signal") \(stopped.status): \(stopped.stderr)")
+            #expect(stopped.stderr.contains("Error: stopped by a fatal error (\(name)") && stopped.stderr.contains("the partial files it was writing are removed"),
+                    "\(name): \(stopped.stderr)")
+            for trace in ["Backtrace", "Thread 0", "Crash", "💣"] {
+                #expect(!stopped.stderr.contains(trace), "\(name): a backtrace: \(stopped.stderr)")
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: out)
+            #expect(left.isEmpty, "\(name): \(left) left where the archive was being written: \(stopped.stderr)")
+        }
+        let archive = dir.file("a.json.gz")
+        _ = try StoreFixtures.export(store, to: archive)
+        let target = dir.file("t")
+        try StoreFixtures.demoStore(target, days: 2)
+        let before = try StoreSnapshot(store: target)
+        let stopped = try KillPoints.stop(["import", archive, "--store", target, "--replace", "--no-backfill"], at: "import.staged:1", with: SIGABRT,
+                                          environment: ["SCRATCH": dir.path], shellPrefix: shell)
+        #expect(stopped.reached && stopped.reason == .exit && stopped.status == 1, "import: \(stopped.stderr)")
+        #expect(try StoreSnapshot(store: target) == before, "SIGABRT while an import was staged changed the store")
+        let cores = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("core") }
+        #expect(cores.isEmpty, "a core file was written: \(cores)")
+    }
+
     #if os(Linux)
     /// A pseudo-terminal: the test keeps the master, to read what the command writes, and a
     /// descriptor of the slave, to read the terminal's settings whatever the command did.
