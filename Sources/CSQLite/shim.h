@@ -27,4 +27,47 @@ static inline int pulse_sqlite3_define_double_bits(sqlite3 *db) {
     return sqlite3_create_function_v2(db, "double_bits", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
                                       0, pulse_sqlite3_double_bits, 0, 0, 0);
 }
+/// SQLite's default VFS with one change: a file it deletes on close (the spill of an unnamed
+/// database, a sort's run, a statement journal) is created and unlinked between `hold` and
+/// `release`. The unix VFS unlinks such a file right after creating it, so a process that ends
+/// in between leaves it named in the temporary directory, where nothing ever removes it; with
+/// the caller's hold being the lock an interruption takes before it ends the process, that
+/// moment no longer exists. The storage is the caller's (see `pulse_sqlite3_vfs_size`): a
+/// static here would be one per module that inlines the registration.
+struct pulse_sqlite3_vfs {
+    /// First, so SQLite's `sqlite3_vfs *` is this structure's address.
+    sqlite3_vfs vfs;
+    sqlite3_vfs *underlying;
+    void (*hold)(void);
+    void (*release)(void);
+};
+
+static inline size_t pulse_sqlite3_vfs_size(void) { return sizeof(struct pulse_sqlite3_vfs); }
+
+static int pulse_sqlite3_vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file, int flags, int *outFlags) {
+    struct pulse_sqlite3_vfs *self = (struct pulse_sqlite3_vfs *)vfs;
+    sqlite3_vfs *underlying = self->underlying;
+    if (!(flags & SQLITE_OPEN_DELETEONCLOSE)) return underlying->xOpen(underlying, name, file, flags, outFlags);
+    self->hold();
+    int status = underlying->xOpen(underlying, name, file, flags, outFlags);
+    self->release();
+    return status;
+}
+
+/// Registers the VFS above, named "pulse-archive", as the default for connections opened
+/// after it. Every other entry, `pAppData` included, is the default VFS's own, so its
+/// functions see what they expect; its open receives its own structure.
+static inline int pulse_sqlite3_register_vfs(void *storage, void (*hold)(void), void (*release)(void)) {
+    struct pulse_sqlite3_vfs *self = (struct pulse_sqlite3_vfs *)storage;
+    sqlite3_vfs *underlying = sqlite3_vfs_find(0);
+    if (underlying == 0) return SQLITE_ERROR;
+    self->vfs = *underlying;
+    self->vfs.pNext = 0;
+    self->vfs.zName = "pulse-archive";
+    self->vfs.xOpen = pulse_sqlite3_vfs_open;
+    self->underlying = underlying;
+    self->hold = hold;
+    self->release = release;
+    return sqlite3_vfs_register(&self->vfs, 1);
+}
 #endif

@@ -30,9 +30,15 @@ public final class SQLiteDatabase: HandleHolder {
 
     public var handleOwners: [HandleOwner] { [owner] }
 
-    /// Process-wide settings, made once before the first connection opens.
+    /// Process-wide settings, made once before the first connection opens: no memory
+    /// statistics, and the default VFS that creates its delete-on-close files with an
+    /// interruption held off (`pulse_sqlite3_register_vfs`), so a Ctrl-C never leaves one in
+    /// the temporary directory. Its storage lives as long as the process, as SQLite's list of
+    /// VFSes does.
     private static let configured: Bool = {
         _ = pulse_sqlite3_disable_memory_statistics()
+        let storage = calloc(1, pulse_sqlite3_vfs_size())!
+        _ = pulse_sqlite3_register_vfs(storage, { InterruptCleanup.holdOff() }, { InterruptCleanup.endHoldOff() })
         return true
     }()
 

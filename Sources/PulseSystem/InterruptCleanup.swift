@@ -107,6 +107,18 @@ public enum InterruptCleanup {
         if let outcome { registry.committed = outcome }
     }
 
+    /// Holds an interruption off until `endHoldOff`, on this thread, for a step too short for
+    /// `keeping` and made in C: SQLite creating a file it unlinks at once. The watcher takes a
+    /// signal only with the lock held, so the process cannot end between the two. Pairs nest.
+    package static func holdOff() {
+        registry.lock.lock()
+        TestPausePoint.reached("sqlite.temporary")
+    }
+
+    package static func endHoldOff() {
+        registry.lock.unlock()
+    }
+
     /// Whether one of the signals the watcher takes has been sent and not yet taken. Called
     /// with `registry.lock` held.
     private static func stopSignalPending() -> Bool {

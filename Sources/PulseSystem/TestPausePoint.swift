@@ -28,7 +28,8 @@ import Darwin
 /// `attachment.piece` (each piece of a large attachment written into a database: staging, then
 /// the store's transaction),
 /// `commit` (an `AtomicFile` complete and flushed, before it takes its name),
-/// `commit.placeholder` (`NoReplaceMove`'s placeholder made, the file not yet renamed over it).
+/// `commit.placeholder` (`NoReplaceMove`'s placeholder made, the file not yet renamed over it),
+/// `sqlite.temporary` (SQLite about to create a file it unlinks at once, an interruption held off).
 public enum TestPausePoint {
     /// The variable's name.
     public static let variable = "PULSE_ARCHIVE_TEST_PAUSE_AT"

@@ -117,7 +117,7 @@ struct AllOrNothingTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".staging") })
     }
 
-    @Test("verify, inspect and an import into a new store, interrupted with SIGINT part way, leave no scratch file and no half-made store; an ignored SIGHUP stays ignored")
+    @Test("verify, inspect and an import into a new store, interrupted with SIGINT part way (inspect also as SQLite creates a temporary file), leave no scratch file and no half-made store; an ignored SIGHUP stays ignored")
     func interruptedCommandsLeaveNothing() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("big"), days: 45, seed: 9, rawPacketsPerDay: 300)
@@ -134,6 +134,11 @@ struct AllOrNothingTests {
                 #expect(left.isEmpty, "\(command[0]) interrupted at \(point) left \(left)")
             }
         }
+        // The instant SQLite has created a file it is about to unlink (inspect's unnamed
+        // database spilling to disk): the interruption waits for the unlink.
+        try KillPoints.expectStopped(["inspect", archive], at: "sqlite.temporary:1", with: SIGINT, environment: environment)
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch)
+        #expect(left.isEmpty, "inspect interrupted as SQLite created a temporary file left \(left)")
         let expected = try content(of: dir.file("big"))
         let reads = try #require(try KillPoints.count(["import", archive, "--store", dir.file("calibration"), "--no-backfill"])["read"])
         // Interrupted while reading or once staged, no store; after the commit, the whole
