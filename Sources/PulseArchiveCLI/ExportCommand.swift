@@ -93,6 +93,11 @@ struct ExportCommand: Subcommand {
     static func destination(_ output: String?, at date: Date, encrypted: Bool, compressed: Bool, passphraseVariableSet: Bool = false,
                             zone: () throws -> TimeZone) throws -> ExportDestination {
         if output == "-" { return .stream(FileSink(try SystemFile.standardOutput())) }
+        // `-o /backups/` means the folder (its default name inside); without the folder there
+        // is no name to check, and advice to call the file `/backups/.gz` would be wrong.
+        if let output, output.hasSuffix("/"), !PrivateFiles.isDirectory(output) {
+            throw SystemError(.io, "'-o \(output)' ends in /, so it names a folder, but there is no folder \(output): create it first, or give a file name")
+        }
         if let output, !PrivateFiles.isDirectory(output) {
             try requireTruthfulName(output, encrypted: encrypted, compressed: compressed, passphraseVariableSet: passphraseVariableSet)
             // Refused before a passphrase is asked for or any work is done; the commit checks

@@ -119,7 +119,7 @@ struct PruneCommand: Subcommand {
         for file in outcome.removed { rows.append([outcome.dryRun ? "would remove" : "removed", shown(file), ""]) }
         for (file, reason) in outcome.skipped { rows.append(["skipped", shown(file), reason]) }
         for (file, reason) in outcome.failed { rows.append(["failed", shown(file), reason]) }
-        for file in outcome.ignored { rows.append(["ignored", shown(file), "not a backup (a regular file named by the scheme)"]) }
+        for file in outcome.ignored { rows.append(["ignored", shown(file), "not a backup (only a regular file named by the scheme is one)"]) }
         var text = rows.isEmpty ? "  (no entries)" : Formatting.columns(["action", "file", "why"], rows, numeric: [])
         text += "\n\(outcome.kept.count) kept, \(outcome.removed.count) \(outcome.dryRun ? "to remove" : "removed"), \(outcome.ignored.count) ignored"
         if !outcome.skipped.isEmpty { text += ", \(outcome.skipped.count) skipped" }

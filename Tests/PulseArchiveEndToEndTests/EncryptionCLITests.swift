@@ -147,12 +147,17 @@ struct EncryptionCLITests {
         #expect(!FileManager.default.fileExists(atPath: f.dir.file("e.json.gz.age")))
     }
 
-    @Test("an identity file readable by others gets a warning naming it and chmod 600")
+    @Test("an identity file readable by others gets a warning naming it and chmod 600; a pipe or a device gets none")
     func sharedIdentityFileWarns() throws {
         let f = try Fixture()
         try Self.sh("\"$PA\" export --store store -o enc.json.gz.age -r \(f.publicKey) && chmod 644 key.txt", in: f.dir)
         let result = try Self.sh("\"$PA\" inspect enc.json.gz.age -i key.txt", in: f.dir)
         #expect(result.stderr.contains("warning: key.txt holds a secret and can be read by others than its owner: chmod 600 key.txt"))
+        // The same key through a pipe or from a device: no file mode to advise on.
+        let piped = try Self.sh("cat key.txt | \"$PA\" inspect enc.json.gz.age -i /dev/stdin", in: f.dir)
+        #expect(!piped.stderr.contains("warning"), "\(piped.stderr)")
+        let device = try Self.sh("\"$PA\" keygen -y /dev/null", in: f.dir, expectingSuccess: false)
+        #expect(device.exitCode == 1 && device.stderr.contains("no identity in the file") && !device.stderr.contains("chmod"), "\(device.stderr)")
     }
 
     /// Each refusal of point 5: its own message naming the file, exit 1, the store untouched.

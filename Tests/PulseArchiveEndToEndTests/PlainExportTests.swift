@@ -103,6 +103,13 @@ struct PlainExportTests {
             #expect(result.stderr.hasPrefix("Error: ") && result.stderr.contains(message) && result.stderr.contains("Usage:"), "\(arguments): \(result.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: f.dir.path).sorted() == ["gzip.json.gz", "store"])
+        // A trailing / names a folder: one that is not there is said so, without naming advice.
+        for output in ["nowhere/", "gzip.json.gz/"] {
+            let result = try Self.sh("\"$PA\" export --store store -o \(output)", in: f.dir, expectingSuccess: false)
+            #expect(result.exitCode == 1 && result.stderr.contains("names a folder, but there is no folder \(output)") && !result.stderr.contains(".gz ("),
+                    "\(output): \(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.dir.path).sorted() == ["gzip.json.gz", "store"])
         // A bare `.age` says nothing of the compression inside: both forms take it, as before
         // `--compression` existed.
         try Self.sh("\"$PA\" export --store store -o bare-gzip.age -r \(key) -q && \"$PA\" export --store store --compression none -o bare-plain.age -r \(key) -q", in: f.dir)

@@ -175,6 +175,10 @@ import PulseSystem
         try FileManager.default.createDirectory(atPath: dir.file(Self.name("2031-01-01-0000")), withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: dir.file(Self.name("2031-01-02-0000")), withDestinationPath: outside.file("target.json.gz"))
         let before = try Self.listing(dir.path)
+        // The text says why without calling the directory or the link a regular file.
+        let text = try CLI.run(["prune", dir.path, "--keep-last", "1", "--dry-run"])
+        let directoryRow = try #require(text.stdout.split(separator: "\n").first { $0.contains(Self.name("2031-01-01-0000")) }, "\(text.stdout)")
+        #expect(directoryRow.hasPrefix("  ignored") && directoryRow.hasSuffix("not a backup (only a regular file named by the scheme is one)"), "\(directoryRow)")
         let outcome = try Self.prune(dir, ["--keep-last", "1"])
         #expect(outcome.keptOrder == [Self.name("2021-05-05-1200")])
         #expect(outcome.removed == [Self.name("2021-05-04-1200")])
