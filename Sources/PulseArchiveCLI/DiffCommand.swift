@@ -33,11 +33,21 @@ struct DiffCommand: Subcommand {
     let zone: TimeZone
     let console: Console
 
+    /// Whether `path` reads the one standard input: `-`, or a name of it (`/dev/stdin`,
+    /// `/dev/fd/0`) while it is a pipe or a terminal, which gives its bytes once: the side read
+    /// second would be empty. A regular file redirected in is opened afresh by such a name.
+    static func readsStandardInput(_ path: String) -> Bool {
+        if path == "-" { return true }
+        var input = stat()
+        guard fstat(STDIN_FILENO, &input) == 0, input.st_mode & S_IFMT != S_IFREG else { return false }
+        return KeyOptions.isStandardInput(path)
+    }
+
     init(_ arguments: ParsedArguments, console: Console) throws {
         old = arguments.positionals[0]
         new = arguments.positionals[1]
-        if old == "-" && new == "-" {
-            throw UsageError(message: "OLD and NEW cannot both be standard input (-): name at least one file")
+        if Self.readsStandardInput(old) && Self.readsStandardInput(new) {
+            throw UsageError(message: "OLD and NEW cannot both be standard input (-, or \(old == "-" ? new : old) naming it): name at least one file")
         }
         json = arguments.flag("--json")
         exitCode = arguments.flag("--exit-code")

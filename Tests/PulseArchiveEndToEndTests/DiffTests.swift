@@ -241,6 +241,21 @@ struct DiffTests {
             #expect(result.stderr.contains(named), "\(result.stderr)")
             #expect(result.stdout.isEmpty)
         }
+        // Both sides on the one standard input: a pipe gives its bytes once, so naming it twice
+        // (`-` and `/dev/stdin`) is a usage error; a regular file redirected in is read afresh.
+        for (arguments, pipe) in [(["-", "/dev/stdin"], true), (["/dev/fd/0", "-"], true), ([old, "/dev/stdin"], false)] {
+            let process = CLI.process(["diff"] + arguments + ["--exit-code"])
+            // The pipe's writing end closed first: a reader finds its end at once, never waits.
+            let input = Pipe()
+            try input.fileHandleForWriting.close()
+            process.standardInput = pipe ? input : FileHandle(forReadingAtPath: old)
+            let result = try CLI.collect(process)
+            if pipe {
+                #expect(result.exitCode == 64 && result.stderr.contains("cannot both be standard input"), "\(arguments): \(result.stderr)")
+            } else {
+                #expect(result.exitCode == 0, "\(arguments): \(result.stderr)")
+            }
+        }
         let help = try diff(["-h"])
         #expect(help.exitCode == 0 && help.stdout.contains("USAGE: pulse-archive diff <old> <new>") && help.stdout.contains("--fail-on <kinds>"))
         #expect(try CLI.run(["--help"]).stdout.contains("  diff "))
