@@ -54,7 +54,18 @@ public enum Prune {
                 removed.append(name.fileName)
                 continue
             }
-            switch listing.remove(name.fileName) {
+            // One removal at a time under the interruption's lock: a Ctrl-C already sent stops
+            // the prune before the next removal, and one that comes after says how many went
+            // (a removal is not undone, so "interrupted" alone would hide it).
+            var removal = BackupDirectory.Removal.removed
+            try InterruptCleanup.keeping([]) {
+                removal = listing.remove(name.fileName)
+                guard removal == .removed else { return nil }
+                let count = removed.count + 1, total = plan.removed.count
+                return "\(count) of the \(total) backups the policy removes \(count == 1 ? "is" : "are") gone\(count < total ? "; prune again to remove the rest" : "")"
+            }
+            TestPausePoint.reached("prune.removed")
+            switch removal {
             case .removed: removed.append(name.fileName)
             case .vanished: skipped.append((name.fileName, "gone already"))
             case .notRegularFile: skipped.append((name.fileName, "no longer a regular file; left alone"))

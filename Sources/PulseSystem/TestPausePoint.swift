@@ -29,7 +29,8 @@ import Darwin
 /// the store's transaction),
 /// `commit` (an `AtomicFile` complete and flushed, before it takes its name),
 /// `commit.placeholder` (`NoReplaceMove`'s placeholder made, the file not yet renamed over it),
-/// `sqlite.temporary` (SQLite about to create a file it unlinks at once, an interruption held off).
+/// `sqlite.temporary` (SQLite about to create a file it unlinks at once, an interruption held off),
+/// `prune.removed` (after each removal of `prune`).
 public enum TestPausePoint {
     /// The variable's name.
     public static let variable = "PULSE_ARCHIVE_TEST_PAUSE_AT"

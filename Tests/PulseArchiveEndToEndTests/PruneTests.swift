@@ -188,6 +188,19 @@ import PulseSystem
         #expect(FileManager.default.fileExists(atPath: outside.file("target.json.gz")))
     }
 
+    @Test("prune interrupted after its first removal says how many went and that prune again removes the rest; it removes no more")
+    func interruptedPruneSaysWhatWent() throws {
+        let dir = try Self.directory(["2021-05-01-1200", "2021-05-02-1200", "2021-05-03-1200", "2021-05-04-1200"])
+        let stopped = try KillPoints.expectStopped(["prune", dir.path, "--keep-last", "1"], at: "prune.removed:1", with: SIGINT)
+        #expect(stopped.stderr.contains("Error: interrupted (SIGINT) after its commit: 1 of the 3 backups the policy removes is gone; prune again to remove the rest"),
+                "\(stopped.stderr)")
+        // Newest first: the oldest three were to go, and only the first of them went.
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        #expect(left == ["2021-05-01-1200", "2021-05-02-1200", "2021-05-04-1200"].map(Self.name), "\(left)")
+        let finished = try Self.prune(dir, ["--keep-last", "1"])
+        #expect(finished.removed.count == 2 && finished.keptOrder == [Self.name("2021-05-04-1200")])
+    }
+
     @Test func dryRunChangesNothing() throws {
         let dir = try Self.directory(["2021-03-01-2300", "2021-03-02-0100", "2021-03-02-2359", "2021-03-04-0000", "2021-03-05-0800"])
         dir.write("notes.txt", "keep me")
