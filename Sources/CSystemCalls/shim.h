@@ -122,28 +122,52 @@ static inline void pulse_wipe(void *bytes, size_t count) {
 
 
 /// What a fatal signal (SIGABRT from the runtime when memory runs out or a check fails,
-/// SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE) removes before the process ends: the files a
-/// command is writing that are not yet anything to keep (a partial archive). Kept in fixed
-/// storage, since a signal handler may not allocate or take a lock; each slot is free (0),
-/// being filled or emptied (1), or names a path (2). The storage is the caller's, passed to
-/// every call: a static variable here would be one per copy of these inline functions, and
-/// the optimiser copies them into every module that inlines a caller.
+/// SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE) needs to end the process as cleanly as an
+/// interruption: the files and folders a command is writing that are not yet anything to keep
+/// (a partial archive, a staging folder), whether a commit is under way or done, and a
+/// terminal whose echo a prompt turned off. Kept in fixed storage, since a signal handler may
+/// not allocate or take a lock; each path slot is free (0), being filled or emptied (1), or
+/// names a path (2). The storage is the caller's, passed to every call: a static variable
+/// here would be one per copy of these inline functions, and the optimiser copies them into
+/// every module that inlines a caller.
 #define PULSE_FATAL_SLOTS 64
 #define PULSE_FATAL_PATH_MAX 4096
-struct pulse_fatal_paths {
+#define PULSE_FATAL_DEPTH 12
+#define PULSE_FATAL_LISTING 4096
+#define PULSE_FATAL_OUTCOME 1024
+#include <termios.h>
+#include <time.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+struct pulse_fatal_state {
     int state[PULSE_FATAL_SLOTS];
     char path[PULSE_FATAL_SLOTS][PULSE_FATAL_PATH_MAX];
+    /// Set by the first fatal signal.
     int taken;
     /// Whether standard error was a terminal at installation: a progress line is then cleared.
     int terminal;
+    /// Threads inside a commit or the process's normal end (at most one at a time: both run
+    /// under the interruption's lock, which nests), and the last one to enter.
+    int committing;
+    long committer;
+    /// What a commit made permanent (set: 1), said instead of "removed".
+    int committedSet;
+    char committed[PULSE_FATAL_OUTCOME];
+    /// A terminal whose echo is off (set: 1), and its settings from before.
+    int echoHidden;
+    int echoDescriptor;
+    struct termios echoSaved;
+    /// Directory listings while a folder is emptied, one per level.
+    char listing[PULSE_FATAL_DEPTH][PULSE_FATAL_LISTING];
 };
 
-static inline size_t pulse_fatal_paths_size(void) { return sizeof(struct pulse_fatal_paths); }
+static inline size_t pulse_fatal_state_size(void) { return sizeof(struct pulse_fatal_state); }
 
 /// Adds `path` to what a fatal signal removes: 0, or -1 when it is too long or every slot is
 /// in use (the next run's sweep then removes it, as after SIGKILL).
 static inline int pulse_fatal_track(void *storage, const char *path) {
-    struct pulse_fatal_paths *s = (struct pulse_fatal_paths *)storage;
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
     size_t length = strlen(path);
     if (length >= PULSE_FATAL_PATH_MAX) return -1;
     for (int i = 0; i < PULSE_FATAL_SLOTS; i++) {
@@ -159,7 +183,7 @@ static inline int pulse_fatal_track(void *storage, const char *path) {
 
 /// Takes `path` out of what a fatal signal removes.
 static inline void pulse_fatal_untrack(void *storage, const char *path) {
-    struct pulse_fatal_paths *s = (struct pulse_fatal_paths *)storage;
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
     for (int i = 0; i < PULSE_FATAL_SLOTS; i++) {
         int expected = 2;
         if (__atomic_load_n(&s->state[i], __ATOMIC_ACQUIRE) == 2 && strcmp(s->path[i], path) == 0
@@ -170,10 +194,61 @@ static inline void pulse_fatal_untrack(void *storage, const char *path) {
     }
 }
 
+/// The calling thread, as the kernel knows it (async-signal-safe).
+static inline long pulse_fatal_thread(void) {
+#if defined(__linux__)
+    return syscall(SYS_gettid);
+#else
+    return (long)pthread_self();
+#endif
+}
+
+/// Enters a commit (or the process's normal end): 0, or -1 when a fatal signal has come, and
+/// then the caller must not commit but wait for the handler to end the process. Either the
+/// handler sees the commit and lets it finish before it removes anything, or the commit sees
+/// the handler and does not start (both sides store, then load, sequentially consistent).
+static inline int pulse_fatal_enter_commit(void *storage) {
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
+    __atomic_store_n(&s->committer, pulse_fatal_thread(), __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&s->committing, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&s->taken, __ATOMIC_SEQ_CST)) {
+        __atomic_sub_fetch(&s->committing, 1, __ATOMIC_SEQ_CST);
+        return -1;
+    }
+    return 0;
+}
+
+static inline void pulse_fatal_leave_commit(void *storage) {
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
+    __atomic_sub_fetch(&s->committing, 1, __ATOMIC_SEQ_CST);
+}
+
+/// Records what a commit made permanent, for the handler's message (called inside the commit).
+static inline void pulse_fatal_committed(void *storage, const char *outcome) {
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
+    __atomic_store_n(&s->committedSet, 0, __ATOMIC_RELEASE);
+    size_t length = strlen(outcome);
+    if (length >= PULSE_FATAL_OUTCOME) length = PULSE_FATAL_OUTCOME - 1;
+    memcpy(s->committed, outcome, length);
+    s->committed[length] = 0;
+    __atomic_store_n(&s->committedSet, 1, __ATOMIC_RELEASE);
+}
+
+/// Records the settings of a terminal whose echo goes off (`descriptor` >= 0), or that it is
+/// back on (-1).
+static inline void pulse_fatal_hidden_echo(void *storage, int descriptor, const struct termios *saved) {
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
+    __atomic_store_n(&s->echoHidden, 0, __ATOMIC_RELEASE);
+    if (descriptor < 0) return;
+    s->echoDescriptor = descriptor;
+    s->echoSaved = *saved;
+    __atomic_store_n(&s->echoHidden, 1, __ATOMIC_RELEASE);
+}
+
 /// The storage the handler reads: set once by `pulse_fatal_install`, which takes the
 /// handler's address in the same copy of this code.
-static inline struct pulse_fatal_paths **pulse_fatal_installed(void) {
-    static struct pulse_fatal_paths *installed;
+static inline struct pulse_fatal_state **pulse_fatal_installed(void) {
+    static struct pulse_fatal_state *installed;
     return &installed;
 }
 
@@ -187,27 +262,97 @@ static inline void pulse_fatal_write(const char *text) {
     }
 }
 
-/// The handler: async-signal-safe calls only (unlink, rmdir, write, _exit). The first fatal
-/// signal removes the tracked paths, says so in one line, and ends the process with exit 1 and
-/// no core file (it would hold what the command had read). A second one, from another thread
+#if defined(__linux__)
+/// One entry of getdents64's listing (the kernel's layout; glibc declares it only under
+/// _GNU_SOURCE, and readdir may allocate).
+struct pulse_fatal_entry {
+    unsigned long long inode;
+    long long offset;
+    unsigned short length;
+    unsigned char type;
+    char name[];
+};
+#endif
+
+/// Empties the directory open at `directory`, never following a link (a link is removed as an
+/// entry), down to `PULSE_FATAL_DEPTH` levels, with async-signal-safe calls only. Entries
+/// removed during a listing may hide others from it, so it lists again until a pass removes
+/// nothing. Linux only (getdents64); elsewhere the folder is left to the next run's sweep.
+static inline void pulse_fatal_empty(struct pulse_fatal_state *s, int directory, int depth) {
+#if defined(__linux__)
+    if (depth >= PULSE_FATAL_DEPTH) return;
+    char *listing = s->listing[depth];
+    for (int pass = 0; pass < 64; pass++) {
+        if (lseek(directory, 0, SEEK_SET) != 0) return;
+        int removed = 0;
+        for (;;) {
+            long count = syscall(SYS_getdents64, directory, listing, PULSE_FATAL_LISTING);
+            if (count <= 0) break;
+            for (long at = 0; at < count;) {
+                struct pulse_fatal_entry *entry = (struct pulse_fatal_entry *)(listing + at);
+                at += entry->length;
+                const char *name = entry->name;
+                if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+                if (unlinkat(directory, name, 0) == 0) { removed++; continue; }
+                if (errno != EISDIR && errno != EPERM) continue;
+                int child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (child < 0) continue;
+                pulse_fatal_empty(s, child, depth + 1);
+                close(child);
+                if (unlinkat(directory, name, AT_REMOVEDIR) == 0) removed++;
+            }
+        }
+        if (removed == 0) return;
+    }
+#else
+    (void)s; (void)directory; (void)depth;
+#endif
+}
+
+/// Removes a tracked path: a file, or a folder and what it holds.
+static inline void pulse_fatal_remove(struct pulse_fatal_state *s, const char *path) {
+    if (unlink(path) == 0 || (errno != EISDIR && errno != EPERM)) return;
+    int directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (directory < 0) return;
+    pulse_fatal_empty(s, directory, 0);
+    close(directory);
+    (void)rmdir(path);
+}
+
+/// The handler: async-signal-safe calls only. The first fatal signal waits for a commit under
+/// way on another thread to finish (at most about ten seconds), so the work is either whole
+/// and said to be, or removed; puts a hidden echo back; removes the tracked paths unless a
+/// commit made them permanent; says so in one line; and ends the process with exit 1 and no
+/// core file (it would hold what the command had read). A second one, from another thread
 /// meanwhile, waits for the first to end the process.
 static inline void pulse_fatal_handler(int signal) {
-    struct pulse_fatal_paths *s = *pulse_fatal_installed();
-    if (__atomic_exchange_n(&s->taken, 1, __ATOMIC_ACQ_REL) != 0) {
+    struct pulse_fatal_state *s = *pulse_fatal_installed();
+    if (__atomic_exchange_n(&s->taken, 1, __ATOMIC_SEQ_CST) != 0) {
         for (;;) pause();
     }
+    long self = pulse_fatal_thread();
+    struct timespec millisecond = { 0, 1000000 };
+    for (int i = 0; i < 10000 && __atomic_load_n(&s->committing, __ATOMIC_SEQ_CST) > 0
+                             && __atomic_load_n(&s->committer, __ATOMIC_SEQ_CST) != self; i++) {
+        nanosleep(&millisecond, 0);
+    }
+    if (__atomic_load_n(&s->echoHidden, __ATOMIC_ACQUIRE)) (void)tcsetattr(s->echoDescriptor, TCSANOW, &s->echoSaved);
     for (int i = 0; i < PULSE_FATAL_SLOTS; i++) {
-        if (__atomic_load_n(&s->state[i], __ATOMIC_ACQUIRE) == 2) {
-            if (unlink(s->path[i]) != 0 && errno == EISDIR) (void)rmdir(s->path[i]);
-        }
+        if (__atomic_load_n(&s->state[i], __ATOMIC_ACQUIRE) == 2) pulse_fatal_remove(s, s->path[i]);
     }
     const char *name = signal == SIGABRT ? "SIGABRT" : signal == SIGSEGV ? "SIGSEGV" : signal == SIGBUS ? "SIGBUS"
         : signal == SIGILL ? "SIGILL" : signal == SIGTRAP ? "SIGTRAP" : signal == SIGFPE ? "SIGFPE" : "a fatal signal";
     pulse_fatal_write(s->terminal ? "\r\033[K" : "");
     pulse_fatal_write("Error: stopped by a fatal error (");
     pulse_fatal_write(name);
-    pulse_fatal_write(signal == SIGABRT ? ", as when memory runs out" : ", an internal fault");
-    pulse_fatal_write("); the partial files it was writing are removed, its temporary directories by its next run\n");
+    pulse_fatal_write(": memory ran out, or an internal fault)");
+    if (__atomic_load_n(&s->committedSet, __ATOMIC_ACQUIRE)) {
+        pulse_fatal_write(" after its commit: ");
+        pulse_fatal_write(s->committed);
+        pulse_fatal_write("\n");
+    } else {
+        pulse_fatal_write("; the partial files and folders it was writing are removed\n");
+    }
     _exit(1);
 }
 
@@ -217,7 +362,7 @@ static inline void pulse_fatal_handler(int signal) {
 /// handler). 0, or -1 with errno.
 static inline int pulse_fatal_install(void *storage) {
     static char alternate[1 << 16];
-    struct pulse_fatal_paths *s = (struct pulse_fatal_paths *)storage;
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
     s->terminal = isatty(2);
     *pulse_fatal_installed() = s;
     stack_t stack;
@@ -238,6 +383,18 @@ static inline int pulse_fatal_install(void *storage) {
     sigemptyset(&unblocked);
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaddset(&unblocked, fatal[i]);
     return pthread_sigmask(SIG_UNBLOCK, &unblocked, NULL) == 0 ? 0 : -1;
+}
+
+/// Sends `signal` to one thread of a process (tests: a fatal signal that lands on a thread
+/// other than the one committing). 0, or -1 with errno.
+static inline int pulse_signal_thread(int process, int thread, int signal) {
+#if defined(__linux__)
+    return (int)syscall(SYS_tgkill, process, thread, signal);
+#else
+    (void)process; (void)thread; (void)signal;
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 #endif

@@ -95,16 +95,26 @@ public enum InterruptCleanup {
 
     /// `keeping`, where the commit itself says what it made permanent (the name it took).
     /// - Parameter commit: returns nil for a commit that is not the command's result.
+    ///
+    /// A fatal signal (`removeOnFatalSignal`) is kept apart the same way: one that came first
+    /// keeps the commit from starting, and one that comes during it, on another thread, waits
+    /// for its end and then says what it made permanent.
     public static func keeping(_ paths: [String], during commit: () throws -> String?) throws {
         registry.lock.lock()
-        if stopSignalPending() {
+        if stopSignalPending() || pulse_fatal_enter_commit(fatalState) != 0 {
             registry.lock.unlock()
             awaitTheEnd()
         }
-        defer { registry.lock.unlock() }
+        defer {
+            pulse_fatal_leave_commit(fatalState)
+            registry.lock.unlock()
+        }
         let outcome = try commit()
         for path in paths { untrack(key(path)) }
-        if let outcome { registry.committed = outcome }
+        if let outcome {
+            registry.committed = outcome
+            pulse_fatal_committed(fatalState, outcome)
+        }
     }
 
     /// Holds an interruption off until `endHoldOff`, on this thread, for a step too short for
@@ -129,7 +139,8 @@ public enum InterruptCleanup {
         return registry.taken.contains { sigismember(&pending, $0) == 1 }
     }
 
-    /// Waits for the watcher, which has a signal to take, to end the process.
+    /// Waits for the watcher, which has a signal to take, or the fatal-signal handler, to end
+    /// the process.
     private static func awaitTheEnd() -> Never {
         while true { usleep(10_000) }
     }
@@ -201,7 +212,9 @@ public enum InterruptCleanup {
     /// signal's exit, never 0.
     public static func exit(_ code: Int32) -> Never {
         registry.lock.lock()
-        if stopSignalPending() {
+        // Entered and never left: a fatal signal on another thread from now on waits for the
+        // process to end with `code`, the work being done.
+        if stopSignalPending() || pulse_fatal_enter_commit(fatalState) != 0 {
             registry.lock.unlock()
             awaitTheEnd()
         }
@@ -209,33 +222,46 @@ public enum InterruptCleanup {
         Foundation.exit(code)
     }
 
-    /// The paths a fatal-signal handler removes, in storage of fixed size that lives as long as
-    /// the process (the handler reads it; see `pulse_fatal_track`).
-    nonisolated(unsafe) private static let fatalPaths: UnsafeMutableRawPointer = calloc(1, pulse_fatal_paths_size())!
+    /// What the fatal-signal handler reads (the paths it removes, a commit under way or done,
+    /// a hidden echo), in storage of fixed size that lives as long as the process (see
+    /// `pulse_fatal_state`).
+    nonisolated(unsafe) private static let fatalState: UnsafeMutableRawPointer = calloc(1, pulse_fatal_state_size())!
+
+    /// Tells the fatal-signal handler about a terminal whose echo a prompt turned off (its
+    /// settings from before), or, with nil, that it is back on.
+    static func recordHiddenEcho(_ terminal: (fd: Int32, saved: termios)?) {
+        if var terminal {
+            pulse_fatal_hidden_echo(fatalState, terminal.fd, &terminal.saved)
+        } else {
+            pulse_fatal_hidden_echo(fatalState, -1, nil)
+        }
+    }
 
     /// Registers `path` (its key) with the watcher and with the fatal-signal handler. Called
     /// with `registry.lock` held.
     private static func track(_ path: String) {
         registry.paths.insert(path)
-        _ = pulse_fatal_track(fatalPaths, path)
+        _ = pulse_fatal_track(fatalState, path)
     }
 
     private static func untrack(_ path: String) {
         registry.paths.remove(path)
-        pulse_fatal_untrack(fatalPaths, path)
+        pulse_fatal_untrack(fatalState, path)
     }
 
     /// Installs the handler of the fatal signals (SIGABRT when the runtime cannot allocate or a
-    /// check fails; SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE): it removes the registered files
-    /// (a partial archive) and ends the process with one line on standard error and exit 1,
-    /// instead of the runtime's backtrace, exit 134 and a hidden partial file. A registered
-    /// directory is removed only if empty: emptying one is not safe in a signal handler, and
-    /// the next run removes what a dead run left (as after SIGKILL). Left out when
-    /// `SWIFT_BACKTRACE` is set: whoever sets it wants the runtime's backtrace. Call it once,
-    /// first thing, on the main thread (its alternate stack is that thread's).
+    /// check fails; SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE), on whichever thread it lands:
+    /// after a commit under way on another thread has finished, it puts a prompt's hidden echo
+    /// back, removes the registered files and folders (a partial archive, a staging folder:
+    /// emptied with the system calls a signal handler may make, Linux's getdents64 to list
+    /// them) unless a commit made them permanent, and ends the process with one line on
+    /// standard error (what the commit made permanent, if one did) and exit 1, instead of the
+    /// runtime's backtrace, exit 134, maybe a core file, and a hidden partial file. Left out
+    /// when `SWIFT_BACKTRACE` is set: whoever sets it wants the runtime's backtrace. Call it
+    /// once, first thing, on the main thread (its alternate stack is that thread's).
     public static func removeOnFatalSignal() {
         guard getenv("SWIFT_BACKTRACE") == nil else { return }
-        _ = pulse_fatal_install(fatalPaths)
+        _ = pulse_fatal_install(fatalState)
     }
 
     /// A path as the registry holds it: `store/` and `store` are one directory, whichever

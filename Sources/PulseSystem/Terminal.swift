@@ -44,12 +44,14 @@ public enum Terminal {
             // Recorded before echo goes off: a signal that ends the process at the prompt
             // puts the settings back (`restoreAfterInterrupt`), or the shell stays blind.
             hidden.withLock { $0 = (fd, saved) }
+            InterruptCleanup.recordHiddenEcho((fd, saved))
             _ = tcsetattr(fd, TCSANOW, &silent)
         }
         defer {
             if canHideEcho {
                 hidden.withLock { open in
                     _ = tcsetattr(fd, TCSANOW, &saved)
+                    InterruptCleanup.recordHiddenEcho(nil)
                     open = nil
                 }
             }

@@ -1,3 +1,4 @@
+import CSystemCalls
 import Foundation
 import Testing
 @testable import PulseTestSupport
@@ -44,8 +45,11 @@ enum KillPoints {
     /// Runs `arguments` until it stops itself at `pause` (`point:n`), then sends it `signal`
     /// (and SIGCONT after any signal but SIGKILL, so that it handles it) and waits for its end.
     /// Every wait ends: the process either stops at the point or exits.
+    /// - Parameter toThread: picks one thread of the stopped process (by its id) to receive the
+    ///   signal alone (Linux's tgkill); nil: the process.
     static func stop(_ arguments: [String], at pause: String, with signal: Int32,
-                     environment: [String: String] = [:], executable: String? = nil, shellPrefix: [String] = []) throws -> Stopped {
+                     environment: [String: String] = [:], executable: String? = nil, shellPrefix: [String] = [],
+                     toThread: ((Int32) -> Int32?)? = nil) throws -> Stopped {
         let process = CLI.process(arguments, environment: environment.merging([variable: pause]) { $1 })
         if !shellPrefix.isEmpty {
             process.executableURL = URL(fileURLWithPath: shellPrefix[0])
@@ -61,7 +65,13 @@ enum KillPoints {
             // The line comes just before the process stops itself: a signal sent in between
             // would be handled before the stop (and SIGCONT wasted), so wait for the stop.
             #expect(isStopped(process.processIdentifier), "the command wrote the pause line but did not stop within 60 s")
-            kill(process.processIdentifier, signal)
+            if let toThread {
+                let thread = toThread(process.processIdentifier)
+                #expect(thread != nil, "no thread to signal")
+                #expect(pulse_signal_thread(process.processIdentifier, thread ?? process.processIdentifier, signal) == 0, "tgkill: \(errno)")
+            } else {
+                kill(process.processIdentifier, signal)
+            }
             if signal != SIGKILL { kill(process.processIdentifier, SIGCONT) }
             collected += err.fileHandleForReading.readDataToEndOfFile()
         }

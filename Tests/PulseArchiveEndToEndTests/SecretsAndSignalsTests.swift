@@ -247,7 +247,7 @@ struct SecretsAndSignalsTests {
                                               environment: ["SCRATCH": out], shellPrefix: shell)
             #expect(stopped.reached, "export never reached write:2: \(stopped.stderr)")
             #expect(stopped.reason == .exit && stopped.status == 1, "\(name): ended by \(stopped.reason == .exit ? "exit" : "signal") \(stopped.status): \(stopped.stderr)")
-            #expect(stopped.stderr.contains("Error: stopped by a fatal error (\(name)") && stopped.stderr.contains("the partial files it was writing are removed"),
+            #expect(stopped.stderr.contains("Error: stopped by a fatal error (\(name): memory ran out, or an internal fault); the partial files and folders it was writing are removed"),
                     "\(name): \(stopped.stderr)")
             for trace in ["Backtrace", "Thread 0", "Crash", "💣"] {
                 #expect(!stopped.stderr.contains(trace), "\(name): a backtrace: \(stopped.stderr)")
@@ -264,9 +264,53 @@ struct SecretsAndSignalsTests {
                                           environment: ["SCRATCH": dir.path], shellPrefix: shell)
         #expect(stopped.reached && stopped.reason == .exit && stopped.status == 1, "import: \(stopped.stderr)")
         #expect(try StoreSnapshot(store: target) == before, "SIGABRT while an import was staged changed the store")
+        // Once committed, the store holds the archive, and the message says so.
+        let afterCommit = try KillPoints.stop(["import", archive, "--store", target, "--replace", "--no-backfill"], at: "import.committed:1", with: SIGABRT,
+                                              environment: ["SCRATCH": dir.path], shellPrefix: shell)
+        #expect(afterCommit.reached && afterCommit.reason == .exit && afterCommit.status == 1, "import: \(afterCommit.stderr)")
+        #expect(afterCommit.stderr.contains("Error: stopped by a fatal error (SIGABRT: memory ran out, or an internal fault) after its commit: the store holds the archive"),
+                "\(afterCommit.stderr)")
+        #expect(try StoreSnapshot(store: target).sameContent(as: try StoreSnapshot(store: store)), "the store does not hold the archive it was said to")
+        // A folder being written (`tables`' staging folder of CSV files) goes with what it holds.
+        let tablesOut = dir.file("tables-out")
+        try FileManager.default.createDirectory(atPath: tablesOut, withIntermediateDirectories: false)
+        let reads = try #require(try KillPoints.count(["tables", archive, "-o", dir.file("tables-calibration")])["read"])
+        let midway = try KillPoints.stop(["tables", archive, "-o", tablesOut + "/t"], at: "read:\(max(1, reads / 2))", with: SIGSEGV,
+                                         environment: ["SCRATCH": dir.path], shellPrefix: shell)
+        #expect(midway.reached && midway.reason == .exit && midway.status == 1, "tables: \(midway.stderr)")
+        let leftByTables = try FileManager.default.contentsOfDirectory(atPath: tablesOut)
+        #expect(leftByTables.isEmpty, "tables stopped by SIGSEGV left \(leftByTables): \(midway.stderr)")
         let cores = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("core") }
         #expect(cores.isEmpty, "a core file was written: \(cores)")
     }
+
+    #if os(Linux)
+    @Test("a fatal signal on another thread than the one committing: the archive is either whole and said to be written, or not there and said to be removed; never the one with the other message")
+    func fatalSignalOnAnotherThreadDuringTheCommit() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s")
+        try StoreFixtures.demoStore(store, days: 20, rawPacketsPerDay: 40)
+        for round in 1...6 {
+            let out = dir.file("out\(round)")
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+            // Stopped just before the commit; the signal goes to a thread that is not the main one.
+            let stopped = try KillPoints.stop(["export", "--store", store, "-o", out + "/x.json.gz"], at: "commit:1", with: SIGABRT, toThread: { pid in
+                let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"))?.compactMap(Int32.init).filter { $0 != pid }.sorted() ?? []
+                return threads.first
+            })
+            let left = try FileManager.default.contentsOfDirectory(atPath: out)
+            let saysWritten = stopped.stderr.contains("after its commit: ")
+            #expect(stopped.reached && stopped.reason == .exit && stopped.status == 1, "round \(round): \(stopped.stderr)")
+            #expect(stopped.stderr.contains("Error: stopped by a fatal error (SIGABRT") && !stopped.stderr.contains("cannot create"), "round \(round): \(stopped.stderr)")
+            if saysWritten {
+                #expect(left == ["x.json.gz"], "round \(round): said written, left \(left): \(stopped.stderr)")
+                #expect(try CLI.run(["verify", out + "/x.json.gz", "-q"]).exitCode == 0, "round \(round): the archive said written does not verify")
+            } else {
+                #expect(left.isEmpty, "round \(round): said removed, left \(left): \(stopped.stderr)")
+            }
+        }
+    }
+    #endif
 
     #if os(Linux)
     /// A pseudo-terminal: the test keeps the master, to read what the command writes, and a
@@ -373,14 +417,14 @@ struct SecretsAndSignalsTests {
     }
     #endif
 
-    @Test("SIGINT, SIGTERM, SIGHUP or SIGQUIT at the passphrase prompt (a pseudo-terminal, core dumps already off there) ends the command by that signal with the terminal's echo back on")
+    @Test("SIGINT, SIGTERM, SIGHUP or SIGQUIT at the passphrase prompt (a pseudo-terminal, core dumps already off there) ends the command by that signal, a fatal one (SIGABRT, SIGSEGV) with exit 1, each with the terminal's echo back on")
     func echoBackAfterSignalAtPrompt() throws {
         #if os(Linux)
         let f = try Fixture(days: 2, rawPacketsPerDay: 4)
         var environment = ProcessInfo.processInfo.environment
         environment["PULSE_ARCHIVE_PASSPHRASE"] = nil
         environment["TZ"] = "UTC"
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV] {
             let terminal = try PseudoTerminal()
             #expect(terminal.echoes, "a new pseudo-terminal echoes")
             // Through /bin/sh with the soft core-file limit raised to the hard one, so that a
@@ -394,7 +438,12 @@ struct SecretsAndSignalsTests {
             kill(pid, signal)
             let status = try #require(Self.waitStatus(pid), "signal \(signal) at the prompt did not end the command within 60 s")
             let ending = status & 0x7f
-            #expect(ending == signal, "signal \(signal) at the prompt: the command ended with wait status \(status)")
+            if signal == SIGABRT || signal == SIGSEGV {
+                // A fatal signal ends the command with exit 1 (the fatal-signal handler).
+                #expect(ending == 0 && (status >> 8) & 0xff == 1, "signal \(signal) at the prompt: the command ended with wait status \(status)")
+            } else {
+                #expect(ending == signal, "signal \(signal) at the prompt: the command ended with wait status \(status)")
+            }
             #expect(terminal.echoes, "signal \(signal) at the prompt left the terminal with echo off")
         }
         #endif
