@@ -132,8 +132,9 @@ static inline void pulse_wipe(void *bytes, size_t count) {
 /// every module that inlines a caller.
 #define PULSE_FATAL_SLOTS 64
 #define PULSE_FATAL_PATH_MAX 4096
-#define PULSE_FATAL_DEPTH 12
+#define PULSE_FATAL_DEPTH 128
 #define PULSE_FATAL_LISTING 4096
+#define PULSE_FATAL_NAME 256
 #define PULSE_FATAL_OUTCOME 1024
 #include <termios.h>
 #include <time.h>
@@ -158,8 +159,9 @@ struct pulse_fatal_state {
     int echoHidden;
     int echoDescriptor;
     struct termios echoSaved;
-    /// Directory listings while a folder is emptied, one per level.
-    char listing[PULSE_FATAL_DEPTH][PULSE_FATAL_LISTING];
+    /// A directory listing while a folder is emptied, and the folder entered at each level.
+    char listing[PULSE_FATAL_LISTING];
+    char names[PULSE_FATAL_DEPTH][PULSE_FATAL_NAME];
 };
 
 static inline size_t pulse_fatal_state_size(void) { return sizeof(struct pulse_fatal_state); }
@@ -275,48 +277,55 @@ struct pulse_fatal_entry {
 #endif
 
 /// Empties the directory open at `directory`, never following a link (a link is removed as an
-/// entry), down to `PULSE_FATAL_DEPTH` levels, with async-signal-safe calls only. Entries
-/// removed during a listing may hide others from it, so it lists again until a pass removes
-/// nothing. Linux only (getdents64); elsewhere the folder is left to the next run's sweep.
+/// entry), down to `PULSE_FATAL_DEPTH` levels, with async-signal-safe calls only. One listing
+/// buffer serves every level, so after a descent the listing starts again; a listing also
+/// starts again after any pass that removed something (entries removed during a listing may
+/// hide others from it), until a pass removes nothing. Best effort: what stays (a read-only
+/// folder, a deeper tree) is found by the caller. Linux only (getdents64); elsewhere the
+/// folder is left, and said to be.
 static inline void pulse_fatal_empty(struct pulse_fatal_state *s, int directory, int depth) {
 #if defined(__linux__)
     if (depth >= PULSE_FATAL_DEPTH) return;
-    char *listing = s->listing[depth];
-    for (int pass = 0; pass < 64; pass++) {
+    for (;;) {
         if (lseek(directory, 0, SEEK_SET) != 0) return;
-        int removed = 0;
-        for (;;) {
-            long count = syscall(SYS_getdents64, directory, listing, PULSE_FATAL_LISTING);
-            if (count <= 0) break;
-            for (long at = 0; at < count;) {
-                struct pulse_fatal_entry *entry = (struct pulse_fatal_entry *)(listing + at);
+        int progressed = 0, descended = 0;
+        long count;
+        while (!descended && (count = syscall(SYS_getdents64, directory, s->listing, PULSE_FATAL_LISTING)) > 0) {
+            for (long at = 0; at < count && !descended;) {
+                struct pulse_fatal_entry *entry = (struct pulse_fatal_entry *)(s->listing + at);
                 at += entry->length;
                 const char *name = entry->name;
                 if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
-                if (unlinkat(directory, name, 0) == 0) { removed++; continue; }
+                if (unlinkat(directory, name, 0) == 0) { progressed = 1; continue; }
                 if (errno != EISDIR && errno != EPERM) continue;
-                int child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                size_t length = strlen(name);
+                if (length >= PULSE_FATAL_NAME) continue;
+                memcpy(s->names[depth], name, length + 1);
+                int child = openat(directory, s->names[depth], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (child < 0) continue;
+                descended = 1;
                 pulse_fatal_empty(s, child, depth + 1);
                 close(child);
-                if (unlinkat(directory, name, AT_REMOVEDIR) == 0) removed++;
+                if (unlinkat(directory, s->names[depth], AT_REMOVEDIR) == 0) progressed = 1;
             }
         }
-        if (removed == 0) return;
+        if (!progressed) return;
     }
 #else
     (void)s; (void)directory; (void)depth;
 #endif
 }
 
-/// Removes a tracked path: a file, or a folder and what it holds.
-static inline void pulse_fatal_remove(struct pulse_fatal_state *s, const char *path) {
-    if (unlink(path) == 0 || (errno != EISDIR && errno != EPERM)) return;
+/// Removes a tracked path: a file, or a folder and what it holds. 0 when it is gone, -1 when
+/// something stayed.
+static inline int pulse_fatal_remove(struct pulse_fatal_state *s, const char *path) {
+    if (unlink(path) == 0 || errno == ENOENT) return 0;
+    if (errno != EISDIR && errno != EPERM) return -1;
     int directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (directory < 0) return;
+    if (directory < 0) return errno == ENOENT ? 0 : -1;
     pulse_fatal_empty(s, directory, 0);
     close(directory);
-    (void)rmdir(path);
+    return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 /// The handler: async-signal-safe calls only. The first fatal signal waits for a commit under
@@ -337,8 +346,9 @@ static inline void pulse_fatal_handler(int signal) {
         nanosleep(&millisecond, 0);
     }
     if (__atomic_load_n(&s->echoHidden, __ATOMIC_ACQUIRE)) (void)tcsetattr(s->echoDescriptor, TCSANOW, &s->echoSaved);
+    int left[PULSE_FATAL_SLOTS], leftCount = 0;
     for (int i = 0; i < PULSE_FATAL_SLOTS; i++) {
-        if (__atomic_load_n(&s->state[i], __ATOMIC_ACQUIRE) == 2) pulse_fatal_remove(s, s->path[i]);
+        if (__atomic_load_n(&s->state[i], __ATOMIC_ACQUIRE) == 2 && pulse_fatal_remove(s, s->path[i]) != 0) left[leftCount++] = i;
     }
     const char *name = signal == SIGABRT ? "SIGABRT" : signal == SIGSEGV ? "SIGSEGV" : signal == SIGBUS ? "SIGBUS"
         : signal == SIGILL ? "SIGILL" : signal == SIGTRAP ? "SIGTRAP" : signal == SIGFPE ? "SIGFPE" : "a fatal signal";
@@ -346,13 +356,20 @@ static inline void pulse_fatal_handler(int signal) {
     pulse_fatal_write("Error: stopped by a fatal error (");
     pulse_fatal_write(name);
     pulse_fatal_write(": memory ran out, or an internal fault)");
-    if (__atomic_load_n(&s->committedSet, __ATOMIC_ACQUIRE)) {
+    int committed = __atomic_load_n(&s->committedSet, __ATOMIC_ACQUIRE);
+    if (committed) {
         pulse_fatal_write(" after its commit: ");
         pulse_fatal_write(s->committed);
-        pulse_fatal_write("\n");
     } else {
-        pulse_fatal_write("; the partial files and folders it was writing are removed\n");
+        pulse_fatal_write("; the partial files and folders it was writing are removed");
     }
+    // What could not be removed is named, never said to be gone.
+    for (int i = 0; i < leftCount; i++) {
+        pulse_fatal_write(i > 0 ? ", " : committed ? "; could not remove " : ", except ");
+        pulse_fatal_write(s->path[left[i]]);
+    }
+    if (leftCount > 0) pulse_fatal_write(committed ? ": remove it by hand" : ", which could not be: remove it by hand");
+    pulse_fatal_write("\n");
     _exit(1);
 }
 

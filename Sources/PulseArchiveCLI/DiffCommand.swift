@@ -43,11 +43,25 @@ struct DiffCommand: Subcommand {
         return KeyOptions.isStandardInput(path)
     }
 
+    /// Whether both paths name one file that is no regular file (a FIFO, a process
+    /// substitution's pipe): the side read second would find it empty.
+    static func isOnePipe(_ a: String, _ b: String) -> Bool {
+        var first = stat(), second = stat()
+        guard a != "-", b != "-", stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino && first.st_mode & S_IFMT != S_IFREG
+    }
+
     init(_ arguments: ParsedArguments, console: Console) throws {
         old = arguments.positionals[0]
         new = arguments.positionals[1]
+        if old == "-" && new == "-" {
+            throw UsageError(message: "OLD and NEW cannot both be standard input (-): name at least one file")
+        }
         if Self.readsStandardInput(old) && Self.readsStandardInput(new) {
             throw UsageError(message: "OLD and NEW cannot both be standard input (-, or \(old == "-" ? new : old) naming it): name at least one file")
+        }
+        if Self.isOnePipe(old, new) {
+            throw UsageError(message: "OLD and NEW are the same pipe (\(old)), which gives its bytes once: name two archives")
         }
         json = arguments.flag("--json")
         exitCode = arguments.flag("--exit-code")

@@ -96,7 +96,10 @@ struct ExportCommand: Subcommand {
         // `-o /backups/` means the folder (its default name inside); without the folder there
         // is no name to check, and advice to call the file `/backups/.gz` would be wrong.
         if let output, output.hasSuffix("/"), !PrivateFiles.isDirectory(output) {
-            throw SystemError(.io, "'-o \(output)' ends in /, so it names a folder, but there is no folder \(output): create it first, or give a file name")
+            var info = stat()
+            let bare = String(output.dropLast())
+            let what = !bare.isEmpty && lstat(bare, &info) == 0 ? "but \(bare) is not one" : "but there is no folder \(output): create it first, or give a file name"
+            throw SystemError(.io, "'-o \(output)' ends in /, so it names a folder, \(what)")
         }
         if let output, !PrivateFiles.isDirectory(output) {
             try requireTruthfulName(output, encrypted: encrypted, compressed: compressed, passphraseVariableSet: passphraseVariableSet)

@@ -47,18 +47,24 @@ public enum PulseArchiveCommand {
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
         if let mallopt = dlsym(nil, "mallopt") { _ = unsafeBitCast(mallopt, to: Mallopt.self)(-3, 256 << 10) }
         #endif
+        // After a commit the work stands: saying only "interrupted" made a retry fail on a
+        // store that already held the archive.
+        let describeCommit: @Sendable (String) -> String = { outcome in
+            outcome + (outcome.contains("readiness backfill") ? "; run `pulse-archive readiness --backfill` to finish it" : "")
+        }
         // A fatal signal (memory run out, a failed check) removes a partial archive too, and
         // says so in one line instead of a backtrace.
-        InterruptCleanup.removeOnFatalSignal()
+        InterruptCleanup.removeOnFatalSignal(describingCommit: describeCommit)
         // Before any thread starts: Ctrl-C removes partial archives and scratch files.
-        InterruptCleanup.removeOnInterrupt { signal, committed in
+        InterruptCleanup.removeOnInterrupt { signal, committed, left in
             let console = Console()
             let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP", SIGQUIT: "SIGQUIT"][signal] ?? "signal \(signal)"
-            // After a commit the work stands: saying only "interrupted" made a retry fail on a
-            // store that already held the archive.
-            let what = committed.map { outcome in
-                " after its commit: \(outcome)" + (outcome.contains("readiness backfill") ? "; run `pulse-archive readiness --backfill` to finish it" : "")
-            } ?? "; its temporary files are removed"
+            var what = committed.map { " after its commit: " + describeCommit($0) } ?? "; its temporary files are removed"
+            if !left.isEmpty {
+                // Named, never said to be gone (a read-only folder, a tree too deep to remove).
+                let paths = left.joined(separator: ", ")
+                what += committed == nil ? ", except \(paths), which could not be: remove it by hand" : "; could not remove \(paths): remove it by hand"
+            }
             console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name))\(what)")
         }
         // What killed runs left in $TMPDIR (a temporary directory, an export's scratch copy):

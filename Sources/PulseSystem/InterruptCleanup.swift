@@ -33,6 +33,9 @@ public enum InterruptCleanup {
         /// The signals the watcher takes (`removeOnInterrupt`); none in a library's process.
         /// Guarded by `lock`.
         var taken: [Int32] = []
+        /// How the fatal-signal handler's line tells a commit's outcome (`removeOnFatalSignal`).
+        /// Guarded by `lock`.
+        var describeCommit: @Sendable (String) -> String = { $0 }
     }
 
     private static let registry = Registry()
@@ -113,7 +116,7 @@ public enum InterruptCleanup {
         for path in paths { untrack(key(path)) }
         if let outcome {
             registry.committed = outcome
-            pulse_fatal_committed(fatalState, outcome)
+            pulse_fatal_committed(fatalState, registry.describeCommit(outcome))
         }
     }
 
@@ -147,11 +150,12 @@ public enum InterruptCleanup {
 
     /// Blocks `signals` in the calling thread, and so in every thread it starts later, and
     /// starts the thread that waits for them. On the first, it removes every registered path,
-    /// calls `announce` with the signal and what a commit made permanent before it (if one
-    /// did: the work was not undone, and the announcement must not say it was), and ends the process by that signal (a shell shows
+    /// calls `announce` with the signal, what a commit made permanent before it (if one did:
+    /// the work was not undone, and the announcement must not say it was) and what could not
+    /// be removed (named, never said to be gone), and ends the process by that signal (a shell shows
     /// 128 + its number, 130 for Ctrl-C). A signal the caller ignores (`nohup`'s SIGHUP) is
     /// left alone, and so stays ignored. Call it once, first thing.
-    public static func removeOnInterrupt(announce: @escaping @Sendable (_ signal: Int32, _ committed: String?) -> Void) {
+    public static func removeOnInterrupt(announce: @escaping @Sendable (_ signal: Int32, _ committed: String?, _ left: [String]) -> Void) {
         // A blocked signal is queued even when ignored, so an ignored one must stay unblocked.
         let taken = signals.filter { !isIgnored($0) }
         guard !taken.isEmpty else { return }
@@ -164,10 +168,10 @@ public enum InterruptCleanup {
             // Returns with `registry.lock` held, until the process ends: no path is
             // unregistered halfway through.
             guard let received = takeSignal(taken) else { return }
-            for path in registry.paths { removeTree(path) }
+            let left = registry.paths.sorted().compactMap { removeTree($0) }
             // A prompt's hidden echo comes back before the shell does.
             Terminal.restoreAfterInterrupt()
-            announce(received, registry.committed)
+            announce(received, registry.committed, left)
             // SIGQUIT's default action dumps core: a core file is something left behind,
             // holding whatever the process had read, so the process ends by the signal without one.
             if received == SIGQUIT { _ = SystemCalls.disableCoreDumps() }
@@ -259,8 +263,13 @@ public enum InterruptCleanup {
     /// runtime's backtrace, exit 134, maybe a core file, and a hidden partial file. Left out
     /// when `SWIFT_BACKTRACE` is set: whoever sets it wants the runtime's backtrace. Call it
     /// once, first thing, on the main thread (its alternate stack is that thread's).
-    public static func removeOnFatalSignal() {
+    /// - Parameter describingCommit: what the line says after "after its commit:" for a
+    ///   commit's outcome (the interruption's announcement says the same).
+    public static func removeOnFatalSignal(describingCommit: @escaping @Sendable (String) -> String = { $0 }) {
         guard getenv("SWIFT_BACKTRACE") == nil else { return }
+        registry.lock.lock()
+        registry.describeCommit = describingCommit
+        registry.lock.unlock()
         _ = pulse_fatal_install(fatalState)
     }
 
@@ -294,16 +303,20 @@ public enum InterruptCleanup {
     /// first renamed aside, so that what they create later under its name fails (no one can
     /// create the directory again, see `uninterrupted`) instead of landing in a tree being emptied;
     /// a directory that still gained an entry while it was emptied is emptied again.
-    private static func removeTree(_ original: String) {
+    /// Returns the path (as renamed aside) when something of it stayed: a read-only folder, a
+    /// tree deeper than the removal reaches.
+    private static func removeTree(_ original: String) -> String? {
         let aside = original + ".removing-\(getpid())"
         let path = rename(original, aside) == 0 ? aside : original
         for _ in 0..<100 {
             do {
                 try FileManager.default.removeItem(atPath: path)
-                return
+                return nil
             } catch {
-                if !FileManager.default.fileExists(atPath: path) { return }
+                var info = stat()
+                if lstat(path, &info) != 0 && errno == ENOENT { return nil }
             }
         }
+        return path
     }
 }

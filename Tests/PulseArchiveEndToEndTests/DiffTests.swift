@@ -256,6 +256,15 @@ struct DiffTests {
                 #expect(result.exitCode == 0, "\(arguments): \(result.stderr)")
             }
         }
+        // One FIFO named twice: the same, with its own words.
+        let fifo = dir.file("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Under `timeout`: read, a FIFO without a writer would wait for one forever.
+        let bounded = CLI.process(["diff", fifo, fifo])
+        bounded.arguments = ["60", CLI.executable] + (bounded.arguments ?? [])
+        bounded.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        let twice = try CLI.collect(bounded)
+        #expect(twice.exitCode == 64 && twice.stderr.contains("OLD and NEW are the same pipe (\(fifo))"), "\(twice.stderr)")
         let help = try diff(["-h"])
         #expect(help.exitCode == 0 && help.stdout.contains("USAGE: pulse-archive diff <old> <new>") && help.stdout.contains("--fail-on <kinds>"))
         #expect(try CLI.run(["--help"]).stdout.contains("  diff "))
