@@ -160,7 +160,7 @@ struct pulse_fatal_state {
     int echoDescriptor;
     struct termios echoSaved;
     /// A directory listing while a folder is emptied, and the folder entered at each level.
-    char listing[PULSE_FATAL_LISTING];
+    _Alignas(8) char listing[PULSE_FATAL_LISTING];
     char names[PULSE_FATAL_DEPTH][PULSE_FATAL_NAME];
 };
 
