@@ -1,5 +1,6 @@
 import PulseArchive
 import PulseSQLite
+import PulseSystem
 
 /// Inserts rows, settings and attachments into a database with prepared statements, one per
 /// table, reused for every row.
@@ -84,7 +85,11 @@ extension PulseStore {
             guard try store.isEmpty() else {
                 throw StoreError(.storeNotEmpty, "the store \(directory) already holds data")
             }
-            try store.database.transaction {
+            // The rows commit with an interruption (or a fatal signal) held off, and one that
+            // comes after says the store is no longer empty: the documents and scores that
+            // follow the rows are missing then, and a store that holds data is not filled again.
+            let outcome = "the store \(directory) holds the demo's rows; its workout documents and readiness scores may be missing: remove it to start again"
+            try store.database.transaction(committing: { commit in try InterruptCleanup.keeping([], committing: outcome, during: commit) }) {
                 try body(try StoreRowWriter(database: store.database))
             }
             return try store.rowCounts()

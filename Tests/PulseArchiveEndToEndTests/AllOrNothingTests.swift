@@ -117,6 +117,20 @@ struct AllOrNothingTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".staging") })
     }
 
+    @Test("demo interrupted once its rows are committed (SIGTERM) or stopped by a fatal signal there says the store holds them and documents and scores may be missing, not that it removed everything")
+    func demoInterruptedAfterItsRows() throws {
+        let dir = TemporaryDirectory()
+        for (index, signal) in [SIGTERM, SIGABRT].enumerated() {
+            let store = dir.file("demo\(index)")
+            let stopped = try KillPoints.stop(["demo", "--store", store, "--days", "20"], at: "commit:1", with: signal)
+            #expect(stopped.reached, "\(stopped.stderr)")
+            #expect(stopped.stderr.contains("after its commit: the store \(store) holds the demo's rows; its workout documents and readiness scores may be missing: remove it to start again"),
+                    "\(signal): \(stopped.stderr)")
+            #expect(!stopped.stderr.contains("removed\n") && !stopped.stderr.contains("temporary files are removed"), "\(signal): \(stopped.stderr)")
+            #expect(FileManager.default.fileExists(atPath: store + "/pulse.sqlite"))
+        }
+    }
+
     @Test("verify, inspect and an import into a new store, interrupted with SIGINT part way (inspect also as SQLite creates a temporary file), leave no scratch file and no half-made store; an ignored SIGHUP stays ignored")
     func interruptedCommandsLeaveNothing() throws {
         let dir = TemporaryDirectory()
