@@ -217,10 +217,10 @@ enum KeyOptions {
 
     /// Warns when a regular file holding a secret can be read by group or others. A device or a
     /// pipe (`/dev/stdin`, a process substitution) has no mode worth changing: `chmod 600
-    /// /dev/null` is no advice to give.
+    /// /dev/null` is no advice to give; nor does an empty file hold a secret.
     static func warnIfShared(_ path: String, console: Console) {
         var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 else { return }
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, info.st_mode & 0o077 != 0 else { return }
         console.err("warning: \(path) holds a secret and can be read by others than its owner: chmod 600 \(path)")
     }
 

@@ -147,7 +147,7 @@ struct EncryptionCLITests {
         #expect(!FileManager.default.fileExists(atPath: f.dir.file("e.json.gz.age")))
     }
 
-    @Test("an identity file readable by others gets a warning naming it and chmod 600; a pipe or a device gets none")
+    @Test("an identity file readable by others gets a warning naming it and chmod 600; a pipe, a device or an empty file gets none")
     func sharedIdentityFileWarns() throws {
         let f = try Fixture()
         try Self.sh("\"$PA\" export --store store -o enc.json.gz.age -r \(f.publicKey) && chmod 644 key.txt", in: f.dir)
@@ -158,6 +158,8 @@ struct EncryptionCLITests {
         #expect(!piped.stderr.contains("warning"), "\(piped.stderr)")
         let device = try Self.sh("\"$PA\" keygen -y /dev/null", in: f.dir, expectingSuccess: false)
         #expect(device.exitCode == 1 && device.stderr.contains("no identity in the file") && !device.stderr.contains("chmod"), "\(device.stderr)")
+        let empty = try Self.sh(": > empty.txt && chmod 644 empty.txt && \"$PA\" keygen -y empty.txt", in: f.dir, expectingSuccess: false)
+        #expect(empty.exitCode == 1 && empty.stderr.contains("no identity in the file") && !empty.stderr.contains("holds a secret"), "\(empty.stderr)")
     }
 
     /// Each refusal of point 5: its own message naming the file, exit 1, the store untouched.
