@@ -33,21 +33,16 @@ struct DiffCommand: Subcommand {
     let zone: TimeZone
     let console: Console
 
-    /// Whether `path` reads the one standard input: `-`, or a name of it (`/dev/stdin`,
-    /// `/dev/fd/0`) while it is a pipe or a terminal, which gives its bytes once: the side read
-    /// second would be empty. A regular file redirected in is opened afresh by such a name.
-    static func readsStandardInput(_ path: String) -> Bool {
-        if path == "-" { return true }
-        var input = stat()
-        guard fstat(STDIN_FILENO, &input) == 0, input.st_mode & S_IFMT != S_IFREG else { return false }
-        return KeyOptions.isStandardInput(path)
-    }
-
-    /// Whether both paths name one file that is no regular file (a FIFO, a process
-    /// substitution's pipe): the side read second would find it empty.
-    static func isOnePipe(_ a: String, _ b: String) -> Bool {
-        var first = stat(), second = stat()
-        guard a != "-", b != "-", stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+    /// Whether OLD and NEW are one file that gives its bytes once (a pipe, a FIFO, a terminal):
+    /// `-` and a name of standard input (`/dev/stdin`, `/dev/fd/0`), or one FIFO or process
+    /// substitution named twice. The side read second would find it empty. A regular file is
+    /// opened afresh by each name (a redirected one by `/dev/stdin` too).
+    static func isOneStream(_ a: String, _ b: String) -> Bool {
+        func identify(_ path: String) -> stat? {
+            var info = stat()
+            return (path == "-" ? fstat(STDIN_FILENO, &info) : stat(path, &info)) == 0 ? info : nil
+        }
+        guard let first = identify(a), let second = identify(b) else { return false }
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino && first.st_mode & S_IFMT != S_IFREG
     }
 
@@ -57,11 +52,10 @@ struct DiffCommand: Subcommand {
         if old == "-" && new == "-" {
             throw UsageError(message: "OLD and NEW cannot both be standard input (-): name at least one file")
         }
-        if Self.readsStandardInput(old) && Self.readsStandardInput(new) {
-            throw UsageError(message: "OLD and NEW cannot both be standard input (-, or \(old == "-" ? new : old) naming it): name at least one file")
-        }
-        if Self.isOnePipe(old, new) {
-            throw UsageError(message: "OLD and NEW are the same pipe (\(old)), which gives its bytes once: name two archives")
+        if Self.isOneStream(old, new) {
+            throw UsageError(message: old == "-" || new == "-"
+                ? "OLD and NEW cannot both be standard input (-, or \(old == "-" ? new : old) naming it): name at least one file"
+                : "OLD and NEW are the same pipe (\(old)), which gives its bytes once: name two archives")
         }
         json = arguments.flag("--json")
         exitCode = arguments.flag("--exit-code")

@@ -38,7 +38,10 @@ public final class SQLiteDatabase: HandleHolder {
     private static let configured: Bool = {
         _ = pulse_sqlite3_disable_memory_statistics()
         let storage = calloc(1, pulse_sqlite3_vfs_size())!
-        _ = pulse_sqlite3_register_vfs(storage, { InterruptCleanup.holdOff() }, { InterruptCleanup.endHoldOff() })
+        _ = pulse_sqlite3_register_vfs(storage, {
+            InterruptCleanup.holdOff()
+            TestPausePoint.reached("sqlite.temporary")
+        }, { InterruptCleanup.endHoldOff() })
         return true
     }()
 

@@ -65,9 +65,19 @@ public enum InterruptCleanup {
     /// may be a registered path, or its parent, that the removal would otherwise race), and
     /// for a step that makes a path temporary again together with the record that needed it.
     public static func uninterrupted<T>(_ step: () throws -> T) rethrows -> T {
-        registry.lock.lock()
-        defer { registry.lock.unlock() }
+        holdOff()
+        defer { endHoldOff() }
         return try step()
+    }
+
+    /// `uninterrupted` in two calls, for a step made in C that cannot pass a closure (SQLite
+    /// creating a file it unlinks at once, `pulse_sqlite3_register_vfs`). Pairs nest.
+    package static func holdOff() {
+        registry.lock.lock()
+    }
+
+    package static func endHoldOff() {
+        registry.lock.unlock()
     }
 
     /// From now on an interruption leaves `path` alone.
@@ -118,18 +128,6 @@ public enum InterruptCleanup {
             registry.committed = outcome
             pulse_fatal_committed(fatalState, registry.describeCommit(outcome))
         }
-    }
-
-    /// Holds an interruption off until `endHoldOff`, on this thread, for a step too short for
-    /// `keeping` and made in C: SQLite creating a file it unlinks at once. The watcher takes a
-    /// signal only with the lock held, so the process cannot end between the two. Pairs nest.
-    package static func holdOff() {
-        registry.lock.lock()
-        TestPausePoint.reached("sqlite.temporary")
-    }
-
-    package static func endHoldOff() {
-        registry.lock.unlock()
     }
 
     /// Whether one of the signals the watcher takes has been sent and not yet taken. Called
