@@ -126,10 +126,10 @@ static inline void pulse_wipe(void *bytes, size_t count) {
 /// interruption: the files and folders a command is writing that are not yet anything to keep
 /// (a partial archive, a staging folder), whether a commit is under way or done, and a
 /// terminal whose echo a prompt turned off. Kept in fixed storage, since a signal handler may
-/// not allocate or take a lock; each path slot is free (0), being filled or emptied (1), or
-/// names a path (2). The storage is the caller's, passed to every call: a static variable
-/// here would be one per copy of these inline functions, and the optimiser copies them into
-/// every module that inlines a caller.
+/// not allocate or take a lock; each path slot is free (0), being filled or emptied (1), names
+/// a path (2), or is being removed by the handler (3). The storage is the caller's, passed to
+/// every call: a static variable here would be one per copy of these inline functions, and
+/// the optimiser copies them into every module that inlines a caller.
 #define PULSE_FATAL_SLOTS 64
 #define PULSE_FATAL_PATH_MAX 4096
 #define PULSE_FATAL_DEPTH 128
@@ -162,6 +162,8 @@ struct pulse_fatal_state {
     /// A directory listing while a folder is emptied, and the folder entered at each level.
     _Alignas(8) char listing[PULSE_FATAL_LISTING];
     char names[PULSE_FATAL_DEPTH][PULSE_FATAL_NAME];
+    /// A tracked path's name while it is renamed aside.
+    char aside[PULSE_FATAL_PATH_MAX];
 };
 
 static inline size_t pulse_fatal_state_size(void) { return sizeof(struct pulse_fatal_state); }
@@ -316,6 +318,25 @@ static inline void pulse_fatal_empty(struct pulse_fatal_state *s, int directory,
 #endif
 }
 
+/// Renames the path in slot `slot` aside, to `<path>.removing-<pid>`, and keeps the new name in
+/// the slot: the other threads run on while the handler removes, and what they create later
+/// under the old name then fails instead of landing in a folder being emptied (the interruption's
+/// removal does the same). Left where it is when the new name does not fit or rename fails.
+static inline void pulse_fatal_set_aside(struct pulse_fatal_state *s, int slot) {
+    char digits[24];
+    int count = 0;
+    for (long pid = (long)getpid(); pid > 0 && count < (int)sizeof digits; pid /= 10) digits[count++] = (char)('0' + pid % 10);
+    static const char suffix[] = ".removing-";
+    size_t length = strlen(s->path[slot]);
+    if (length + sizeof suffix - 1 + (size_t)count >= PULSE_FATAL_PATH_MAX) return;
+    memcpy(s->aside, s->path[slot], length);
+    memcpy(s->aside + length, suffix, sizeof suffix - 1);
+    length += sizeof suffix - 1;
+    while (count > 0) s->aside[length++] = digits[--count];
+    s->aside[length] = 0;
+    if (rename(s->path[slot], s->aside) == 0) memcpy(s->path[slot], s->aside, length + 1);
+}
+
 /// Removes a tracked path: a file, or a folder and what it holds. 0 when it is gone, -1 when
 /// something stayed.
 static inline int pulse_fatal_remove(struct pulse_fatal_state *s, const char *path) {
@@ -348,7 +369,11 @@ static inline void pulse_fatal_handler(int signal) {
     if (__atomic_load_n(&s->echoHidden, __ATOMIC_ACQUIRE)) (void)tcsetattr(s->echoDescriptor, TCSANOW, &s->echoSaved);
     int left[PULSE_FATAL_SLOTS], leftCount = 0;
     for (int i = 0; i < PULSE_FATAL_SLOTS; i++) {
-        if (__atomic_load_n(&s->state[i], __ATOMIC_ACQUIRE) == 2 && pulse_fatal_remove(s, s->path[i]) != 0) left[leftCount++] = i;
+        // Claimed (3), so that no other thread's untrack empties the slot while it is read.
+        int expected = 2;
+        if (!__atomic_compare_exchange_n(&s->state[i], &expected, 3, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) continue;
+        pulse_fatal_set_aside(s, i);
+        if (pulse_fatal_remove(s, s->path[i]) != 0) left[leftCount++] = i;
     }
     const char *name = signal == SIGABRT ? "SIGABRT" : signal == SIGSEGV ? "SIGSEGV" : signal == SIGBUS ? "SIGBUS"
         : signal == SIGILL ? "SIGILL" : signal == SIGTRAP ? "SIGTRAP" : signal == SIGFPE ? "SIGFPE" : "a fatal signal";

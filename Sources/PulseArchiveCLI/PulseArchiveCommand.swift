@@ -107,7 +107,7 @@ public enum PulseArchiveCommand {
             return usageFailure(error.message, usage: spec.usage, helpCommand: "pulse-archive \(spec.name) --help", console)
         } catch {
             // The library's message, and what to do in this tool's terms.
-            console.err("Error: \(ErrorAdvice.message(error, command: spec.name))")
+            InterruptCleanup.reporting { console.err("Error: \(ErrorAdvice.message(error, command: spec.name))") }
             return 1
         }
     }

@@ -130,6 +130,24 @@ public enum InterruptCleanup {
         }
     }
 
+    /// Runs `report`, the line that says why the command failed, unless an interruption or a
+    /// fatal signal has begun ending the process: then it waits for that end instead. The other
+    /// threads run on while a signal's removal empties the registered paths, so a failure then
+    /// is most likely its doing (a worker's folder gone from under it), and a second "Error:"
+    /// line naming that folder would hide what happened; the signal's own line says it.
+    public static func reporting(_ report: () -> Void) {
+        registry.lock.lock()
+        if stopSignalPending() || pulse_fatal_enter_commit(fatalState) != 0 {
+            registry.lock.unlock()
+            awaitTheEnd()
+        }
+        defer {
+            pulse_fatal_leave_commit(fatalState)
+            registry.lock.unlock()
+        }
+        report()
+    }
+
     /// Whether one of the signals the watcher takes has been sent and not yet taken. Called
     /// with `registry.lock` held.
     private static func stopSignalPending() -> Bool {

@@ -319,6 +319,9 @@ struct SecretsAndSignalsTests {
             }
             #expect(stopped.stderr.contains(", except \(out)/\(left.first ?? "?"), which could not be: remove it by hand"), "\(signal): \(stopped.stderr)")
             #expect(!stopped.stderr.contains("removed\n"), "\(signal): \(stopped.stderr)")
+            // One line says what happened: a worker that finds its folder gone meanwhile (set
+            // aside by the removal) adds no second "Error:" naming it.
+            #expect(stopped.stderr.components(separatedBy: "Error: ").count == 2, "\(signal): \(stopped.stderr)")
             // What the handler left, removed by a tool that walks any depth.
             #expect(try CLI.collect(Self.shell("rm -rf '\(out)'")).exitCode == 0)
         }
