@@ -80,8 +80,9 @@ extension PulseStore {
     /// - Parameter body: stages and applies; calls its `didCommit` once the store has committed.
     static func importing(into storeDirectory: String, options: ImportOptions,
                           _ body: (PulseStore, _ didCommit: () -> Void) throws -> ImportResult) throws -> ImportResult {
-        // Until the import commits, a store directory it creates is as temporary as its staging.
-        // Created means this process's mkdir made it: two imports into one new store both saw
+        // Until the import commits, a store directory it creates is as temporary as its staging
+        // (and so are the missing parents it creates, on a failure; an interruption leaves them,
+        // empty). Created means this process's mkdir made it: two imports into one new store both saw
         // it missing, and the one refused as busy removed it under the other.
         let createdDirectory = try PrivateFiles.createTemporaryDirectoryIfMissing(storeDirectory)
         var committed = false
@@ -106,9 +107,9 @@ extension PulseStore {
             // one that another command holds: refused as busy, it is that command's.
             if let createdDirectory {
                 if !committed && (locked || (error as? StoreError)?.kind != .busy) {
-                    PrivateFiles.remove(createdDirectory)
+                    PrivateFiles.removeCreated(createdDirectory)
                 } else {
-                    InterruptCleanup.unregister(createdDirectory)
+                    InterruptCleanup.unregister(createdDirectory.path)
                 }
             }
             throw error

@@ -27,42 +27,69 @@ package enum PrivateFiles {
         _ = try create(path, registeringLast: false)
     }
 
+    /// A directory `createTemporaryDirectoryIfMissing` made, and the missing parents it made
+    /// on the way (outermost first): what a failure removes again (`removeCreated`).
+    package struct CreatedDirectory: Sendable {
+        /// As registered with `InterruptCleanup` (without trailing slashes).
+        package let path: String
+        package let parents: [String]
+    }
+
     /// `createDirectory`, and the directory `path` names registered with `InterruptCleanup` in
     /// the same step as the `mkdir` that made it, when this call made it (not when it was there,
     /// or another process made it meanwhile).
-    /// - Returns: the path as registered (without trailing slashes), or nil when this call did
-    ///   not create it.
-    package static func createTemporaryDirectoryIfMissing(_ path: String) throws(SystemError) -> String? {
+    /// - Returns: nil when this call did not create it.
+    package static func createTemporaryDirectoryIfMissing(_ path: String) throws(SystemError) -> CreatedDirectory? {
         try create(path, registeringLast: true)
     }
 
-    private static func create(_ path: String, registeringLast: Bool) throws(SystemError) -> String? {
+    /// Removes what `createTemporaryDirectoryIfMissing` made: the directory and what it holds,
+    /// then each parent it made, innermost first, only while it is empty (another command may
+    /// have made its own folder in one meanwhile: never removed with it).
+    package static func removeCreated(_ created: CreatedDirectory) {
+        remove(created.path)
+        removeWhileEmpty(created.parents)
+    }
+
+    /// Removes `folders` (each the parent of the next), innermost first, until one is not empty.
+    private static func removeWhileEmpty(_ folders: [String]) {
+        for folder in folders.reversed() where rmdir(folder) != 0 { return }
+    }
+
+    private static func create(_ path: String, registeringLast: Bool) throws(SystemError) -> CreatedDirectory? {
         let components = path.split(separator: "/")
         var prefix = path.hasPrefix("/") ? "/" : ""
         var registered: String?
+        var parents: [String] = []
         for (index, component) in components.enumerated() {
             prefix += component
             if !isDirectory(prefix) {
-                let registers = registeringLast && index == components.count - 1
+                let isLast = index == components.count - 1
+                let registers = registeringLast && isLast
                 let failure = InterruptCleanup.uninterrupted { () -> Int32 in
                     guard mkdir(prefix, 0o700) == 0 else { return errno }
                     if registers {
                         InterruptCleanup.register(prefix)
                         registered = prefix
+                    } else if !isLast {
+                        parents.append(prefix)
                     }
                     return 0
                 }
                 guard failure == 0 || failure == EEXIST else {
                     errno = failure
-                    throw SystemError(.io, "cannot create the directory \(prefix): \(errnoText())")
+                    let error = SystemError(.io, "cannot create the directory \(prefix): \(errnoText())")
+                    removeWhileEmpty(parents)
+                    throw error
                 }
                 guard isDirectory(prefix) else {
+                    removeWhileEmpty(parents)
                     throw SystemError(.io, "cannot create the directory \(prefix): a file of that name is in the way")
                 }
             }
             prefix += "/"
         }
-        return registered
+        return registered.map { CreatedDirectory(path: $0, parents: parents) }
     }
 
     /// Creates an empty file readable by its owner only, if it does not exist. A link there

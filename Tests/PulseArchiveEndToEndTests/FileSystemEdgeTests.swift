@@ -212,6 +212,26 @@ struct FileSystemEdgeTests {
 
     // MARK: - Small ones
 
+    @Test("a failed import into a new store under missing folders removes the folders it made, and never one that holds something else")
+    func failedImportRemovesTheFoldersItMade() throws {
+        let dir = TemporaryDirectory()
+        let broken = dir.file("broken.json")
+        try Data(#"{"formatVersion": 2, "measurements": [{"id": "#.utf8).write(to: URL(fileURLWithPath: broken))
+        let failed = try CLI.run(["import", broken, "--store", dir.file("x/y/z/store")])
+        #expect(failed.exitCode == 1 && failed.stderr.hasPrefix("Error: "), "\(failed.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(left == ["broken.json"], "left: \(left)")
+        // A folder that gained another entry meanwhile (here: before) stays, with that entry.
+        try FileManager.default.createDirectory(atPath: dir.file("x/y/other"), withIntermediateDirectories: true)
+        let beside = try CLI.run(["import", broken, "--store", dir.file("x/y/z/store")])
+        #expect(beside.exitCode == 1, "\(beside.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("x/y")) == ["other"])
+        // A successful one keeps them.
+        let imported = try CLI.run(["import", Repository.sampleFormat2, "--store", dir.file("p/q/store"), "--no-backfill"])
+        #expect(imported.exitCode == 0, "\(imported.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir.file("p/q/store/pulse.sqlite")))
+    }
+
     @Test("a command refused while another holds the store says what is running")
     func busyMessages() throws {
         let dir = TemporaryDirectory()
