@@ -113,15 +113,8 @@ public enum InterruptCleanup {
     /// keeps the commit from starting, and one that comes during it, on another thread, waits
     /// for its end and then says what it made permanent.
     public static func keeping(_ paths: [String], during commit: () throws -> String?) throws {
-        registry.lock.lock()
-        if stopSignalPending() || pulse_fatal_enter_commit(fatalState) != 0 {
-            registry.lock.unlock()
-            awaitTheEnd()
-        }
-        defer {
-            pulse_fatal_leave_commit(fatalState)
-            registry.lock.unlock()
-        }
+        holdOffBothSignals()
+        defer { endHoldOffBothSignals() }
         let outcome = try commit()
         for path in paths { untrack(key(path)) }
         if let outcome {
@@ -136,16 +129,25 @@ public enum InterruptCleanup {
     /// is most likely its doing (a worker's folder gone from under it), and a second "Error:"
     /// line naming that folder would hide what happened; the signal's own line says it.
     public static func reporting(_ report: () -> Void) {
+        holdOffBothSignals()
+        defer { endHoldOffBothSignals() }
+        report()
+    }
+
+    /// Holds off both an interruption (its lock) and a fatal signal (the handler's commit
+    /// counter) for a step that must run wholly or not at all, or, when either has come first,
+    /// waits for it to end the process.
+    private static func holdOffBothSignals() {
         registry.lock.lock()
         if stopSignalPending() || pulse_fatal_enter_commit(fatalState) != 0 {
             registry.lock.unlock()
             awaitTheEnd()
         }
-        defer {
-            pulse_fatal_leave_commit(fatalState)
-            registry.lock.unlock()
-        }
-        report()
+    }
+
+    private static func endHoldOffBothSignals() {
+        pulse_fatal_leave_commit(fatalState)
+        registry.lock.unlock()
     }
 
     /// Whether one of the signals the watcher takes has been sent and not yet taken. Called
@@ -231,14 +233,10 @@ public enum InterruptCleanup {
     /// command that finished its work in the instant a signal came still says so by the
     /// signal's exit, never 0.
     public static func exit(_ code: Int32) -> Never {
-        registry.lock.lock()
-        // Entered and never left: a fatal signal on another thread from now on waits for the
-        // process to end with `code`, the work being done.
-        if stopSignalPending() || pulse_fatal_enter_commit(fatalState) != 0 {
-            registry.lock.unlock()
-            awaitTheEnd()
-        }
-        // Held through `exit`: the watcher cannot act halfway through the process's end.
+        // Never ended: a fatal signal on another thread from now on waits for the process to
+        // end with `code`, the work being done, and the watcher cannot act halfway through the
+        // process's end.
+        holdOffBothSignals()
         Foundation.exit(code)
     }
 
