@@ -144,8 +144,13 @@ static inline void pulse_wipe(void *bytes, size_t count) {
 struct pulse_fatal_state {
     int state[PULSE_FATAL_SLOTS];
     char path[PULSE_FATAL_SLOTS][PULSE_FATAL_PATH_MAX];
-    /// Set by the first fatal signal.
-    int taken;
+    /// 1 for a folder made on the way to a temporary path: removed only if it is empty once the
+    /// rest is gone (another command may have put its own folder in it).
+    char ifEmpty[PULSE_FATAL_SLOTS];
+    /// The thread that began to end the process on a signal (0 until one has): the first fatal
+    /// signal's, or the interruption watcher's (`pulse_fatal_take_for_interrupt`). Whoever comes
+    /// second leaves the removal to the first.
+    long takenBy;
     /// Whether standard error was a terminal at installation: a progress line is then cleared.
     int terminal;
     /// Threads inside a commit or the process's normal end (at most one at a time: both run
@@ -168,9 +173,10 @@ struct pulse_fatal_state {
 
 static inline size_t pulse_fatal_state_size(void) { return sizeof(struct pulse_fatal_state); }
 
-/// Adds `path` to what a fatal signal removes: 0, or -1 when it is too long or every slot is
-/// in use (the next run's sweep then removes it, as after SIGKILL).
-static inline int pulse_fatal_track(void *storage, const char *path) {
+/// Adds `path` to what a fatal signal removes (with `ifEmpty`, only if it is an empty folder
+/// then): 0, or -1 when it is too long or every slot is in use (the next run's sweep then
+/// removes it, as after SIGKILL).
+static inline int pulse_fatal_track(void *storage, const char *path, int ifEmpty) {
     struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
     size_t length = strlen(path);
     if (length >= PULSE_FATAL_PATH_MAX) return -1;
@@ -178,6 +184,7 @@ static inline int pulse_fatal_track(void *storage, const char *path) {
         int expected = 0;
         if (__atomic_compare_exchange_n(&s->state[i], &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
             memcpy(s->path[i], path, length + 1);
+            s->ifEmpty[i] = ifEmpty != 0;
             __atomic_store_n(&s->state[i], 2, __ATOMIC_RELEASE);
             return 0;
         }
@@ -215,11 +222,21 @@ static inline int pulse_fatal_enter_commit(void *storage) {
     struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
     __atomic_store_n(&s->committer, pulse_fatal_thread(), __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&s->committing, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&s->taken, __ATOMIC_SEQ_CST)) {
+    if (__atomic_load_n(&s->takenBy, __ATOMIC_SEQ_CST) != 0) {
         __atomic_sub_fetch(&s->committing, 1, __ATOMIC_SEQ_CST);
         return -1;
     }
     return 0;
+}
+
+/// The interruption's watcher, about to remove what is registered and end the process: 0 when
+/// it goes ahead (a fatal signal from now on leaves the removal to it), -1 when a fatal signal
+/// came first (the watcher then waits for its handler to end the process). Two removals at
+/// once left what each had renamed aside from the other, said to be removed.
+static inline int pulse_fatal_take_for_interrupt(void *storage) {
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
+    long none = 0;
+    return __atomic_compare_exchange_n(&s->takenBy, &none, pulse_fatal_thread(), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? 0 : -1;
 }
 
 static inline void pulse_fatal_leave_commit(void *storage) {
@@ -354,13 +371,15 @@ static inline int pulse_fatal_remove(struct pulse_fatal_state *s, const char *pa
 /// and said to be, or removed; puts a hidden echo back; removes the tracked paths unless a
 /// commit made them permanent; says so in one line; and ends the process with exit 1 and no
 /// core file (it would hold what the command had read). A second one, from another thread
-/// meanwhile, waits for the first to end the process.
+/// meanwhile, or one after the interruption's watcher has begun, waits for the first to end
+/// the process; but one on the watcher's own thread (a fault in its removal) removes what is
+/// left itself, since nothing else will.
 static inline void pulse_fatal_handler(int signal) {
     struct pulse_fatal_state *s = *pulse_fatal_installed();
-    if (__atomic_exchange_n(&s->taken, 1, __ATOMIC_SEQ_CST) != 0) {
+    long self = pulse_fatal_thread(), none = 0;
+    if (!__atomic_compare_exchange_n(&s->takenBy, &none, self, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) && none != self) {
         for (;;) pause();
     }
-    long self = pulse_fatal_thread();
     struct timespec millisecond = { 0, 1000000 };
     for (int i = 0; i < 10000 && __atomic_load_n(&s->committing, __ATOMIC_SEQ_CST) > 0
                              && __atomic_load_n(&s->committer, __ATOMIC_SEQ_CST) != self; i++) {
@@ -372,8 +391,26 @@ static inline void pulse_fatal_handler(int signal) {
         // Claimed (3), so that no other thread's untrack empties the slot while it is read.
         int expected = 2;
         if (!__atomic_compare_exchange_n(&s->state[i], &expected, 3, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) continue;
+        if (s->ifEmpty[i]) {
+            __atomic_store_n(&s->state[i], 2, __ATOMIC_RELEASE);
+            continue;
+        }
         pulse_fatal_set_aside(s, i);
         if (pulse_fatal_remove(s, s->path[i]) != 0) left[leftCount++] = i;
+    }
+    // Then the folders made on the way, each once the one inside it is gone: passes until one
+    // removes nothing. One that is not empty holds something else, and is not ours to name.
+    for (int removed = 1; removed;) {
+        removed = 0;
+        for (int i = 0; i < PULSE_FATAL_SLOTS; i++) {
+            int expected = 2;
+            if (!__atomic_compare_exchange_n(&s->state[i], &expected, 3, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) continue;
+            if (s->ifEmpty[i] && rmdir(s->path[i]) == 0) {
+                removed = 1;
+            } else {
+                __atomic_store_n(&s->state[i], 2, __ATOMIC_RELEASE);
+            }
+        }
     }
     const char *name = signal == SIGABRT ? "SIGABRT" : signal == SIGSEGV ? "SIGSEGV" : signal == SIGBUS ? "SIGBUS"
         : signal == SIGILL ? "SIGILL" : signal == SIGTRAP ? "SIGTRAP" : signal == SIGFPE ? "SIGFPE" : "a fatal signal";

@@ -215,15 +215,28 @@ extension PulseStore {
             if lstat(backups, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
                 throw StoreFiles.linkError(backups, name: Self.backupsDirectoryName)
             }
-            try PrivateFiles.createDirectory(backups)
-            let stamp = try ArchiveDate.format(options.now)
-                .replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: ".", with: "-")
-            let path = "\(backups)/before-replace-\(stamp).json.gz"
-            _ = try export(to: AtomicFile(targetPath: path), alternatives: [], options: ExportOptions(appVersion: options.appVersion, exportedAt: options.now, limits: options.limits))
-            return path
+            // Made for the backup, it goes again with a backup that fails or is interrupted.
+            let made = try PrivateFiles.createDirectoryRemovedIfEmpty(backups)
+            do {
+                let path = try writeSafetyBackup(into: backups, options: options)
+                // It holds the backup now: nothing an interruption removes.
+                for folder in made { InterruptCleanup.unregister(folder) }
+                return path
+            } catch {
+                PrivateFiles.removeWhileEmpty(made)
+                throw error
+            }
         } catch {
             throw StoreError(.io, "the safety backup of the store, which an import that replaces it writes into \(backups) before it changes anything, failed: \(error); the store is unchanged")
         }
+    }
+
+    private func writeSafetyBackup(into backups: String, options: ImportOptions) throws -> String {
+        let stamp = try ArchiveDate.format(options.now)
+            .replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: ".", with: "-")
+        let path = "\(backups)/before-replace-\(stamp).json.gz"
+        _ = try export(to: AtomicFile(targetPath: path), alternatives: [], options: ExportOptions(appVersion: options.appVersion, exportedAt: options.now, limits: options.limits))
+        return path
     }
 
     /// Moves the staged content into the store in one transaction, recording the document

@@ -27,6 +27,9 @@ public enum InterruptCleanup {
         let lock = NSRecursiveLock()
         /// Guarded by `lock`.
         var paths: Set<String> = []
+        /// Folders removed only if they are empty once `paths` are gone (`registerIfEmpty`), in
+        /// the order they were made. Guarded by `lock`.
+        var foldersIfEmpty: [String] = []
         /// What a commit made permanent, once one has (`keeping`): an interruption after it
         /// must say so, or the user believes nothing happened. Guarded by `lock`.
         var committed: String?
@@ -45,6 +48,18 @@ public enum InterruptCleanup {
     public static func register(_ path: String) {
         registry.lock.lock()
         track(key(path))
+        registry.lock.unlock()
+    }
+
+    /// Removes the folder `path` if the process is interrupted before `unregister(path)` and
+    /// the folder is empty once the registered paths are gone: a folder made on the way to a
+    /// temporary one (a new store's missing parents), which another command may have put its
+    /// own folder in meanwhile, or one that a commit has filled since.
+    public static func registerIfEmpty(_ path: String) {
+        registry.lock.lock()
+        let path = key(path)
+        registry.foldersIfEmpty.append(path)
+        _ = pulse_fatal_track(fatalState, path, 1)
         registry.lock.unlock()
     }
 
@@ -186,7 +201,11 @@ public enum InterruptCleanup {
             // Returns with `registry.lock` held, until the process ends: no path is
             // unregistered halfway through.
             guard let received = takeSignal(taken) else { return }
+            // A fatal signal that came first removes what is registered and ends the process;
+            // from here on one that comes later leaves it to this thread.
+            if pulse_fatal_take_for_interrupt(fatalState) != 0 { awaitTheEnd() }
             let left = registry.paths.sorted().compactMap { removeTree($0) }
+            for folder in registry.foldersIfEmpty.reversed() { _ = rmdir(folder) }
             // A prompt's hidden echo comes back before the shell does.
             Terminal.restoreAfterInterrupt()
             announce(received, registry.committed, left)
@@ -259,11 +278,12 @@ public enum InterruptCleanup {
     /// with `registry.lock` held.
     private static func track(_ path: String) {
         registry.paths.insert(path)
-        _ = pulse_fatal_track(fatalState, path)
+        _ = pulse_fatal_track(fatalState, path, 0)
     }
 
     private static func untrack(_ path: String) {
         registry.paths.remove(path)
+        registry.foldersIfEmpty.removeAll { $0 == path }
         pulse_fatal_untrack(fatalState, path)
     }
 
@@ -321,7 +341,15 @@ public enum InterruptCleanup {
     /// tree deeper than the removal reaches.
     private static func removeTree(_ original: String) -> String? {
         let aside = original + ".removing-\(getpid())"
-        let path = rename(original, aside) == 0 ? aside : original
+        let path: String
+        if rename(original, aside) == 0 {
+            path = aside
+            // Under its new name for the fatal-signal handler too, should this thread fault.
+            pulse_fatal_untrack(fatalState, original)
+            _ = pulse_fatal_track(fatalState, aside, 0)
+        } else {
+            path = original
+        }
         for _ in 0..<100 {
             do {
                 try FileManager.default.removeItem(atPath: path)

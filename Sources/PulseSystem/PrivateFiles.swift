@@ -22,9 +22,18 @@ package enum PrivateFiles {
     /// Each `mkdir` runs under `InterruptCleanup.uninterrupted`: once an interruption has begun to
     /// remove a temporary directory (a new store, a staging or scratch directory), no thread
     /// can create it again as the parent of something it is still writing, and leave it behind.
+    /// A failure part way removes the folders it made.
     package static func createDirectory(_ path: String) throws(SystemError) {
         if isDirectory(path) { return }
-        _ = try create(path, registeringLast: false)
+        _ = try create(path, registering: .none)
+    }
+
+    /// `createDirectory`, each folder it makes registered with `InterruptCleanup` to be removed
+    /// on an interruption if it is empty then (a folder for a file not yet written: the safety
+    /// backup's `backups/`).
+    /// - Returns: the folders it made, outermost first, for `removeWhileEmpty` on a failure.
+    package static func createDirectoryRemovedIfEmpty(_ path: String) throws(SystemError) -> [String] {
+        try create(path, registering: .allIfEmpty).folders
     }
 
     /// A directory `createTemporaryDirectoryIfMissing` made, and the missing parents it made
@@ -37,10 +46,13 @@ package enum PrivateFiles {
 
     /// `createDirectory`, and the directory `path` names registered with `InterruptCleanup` in
     /// the same step as the `mkdir` that made it, when this call made it (not when it was there,
-    /// or another process made it meanwhile).
+    /// or another process made it meanwhile). The parents it makes are registered to be removed
+    /// if they are empty once it is gone; after a commit they hold what it made, and stay.
     /// - Returns: nil when this call did not create it.
     package static func createTemporaryDirectoryIfMissing(_ path: String) throws(SystemError) -> CreatedDirectory? {
-        try create(path, registeringLast: true)
+        let made = try create(path, registering: .lastAsTemporary)
+        guard made.includesLast, let last = made.folders.last else { return nil }
+        return CreatedDirectory(path: last, parents: made.folders.dropLast())
     }
 
     /// Removes what `createTemporaryDirectoryIfMissing` made: the directory and what it holds,
@@ -51,45 +63,54 @@ package enum PrivateFiles {
         removeWhileEmpty(created.parents)
     }
 
-    /// Removes `folders` (each the parent of the next), innermost first, until one is not empty.
-    private static func removeWhileEmpty(_ folders: [String]) {
-        for folder in folders.reversed() where rmdir(folder) != 0 { return }
+    /// Removes `folders` (each the parent of the next), innermost first, until one is not
+    /// empty; an interruption no longer removes any of them.
+    package static func removeWhileEmpty(_ folders: [String]) {
+        var removing = true
+        for folder in folders.reversed() {
+            removing = removing && rmdir(folder) == 0
+            InterruptCleanup.unregister(folder)
+        }
     }
 
-    private static func create(_ path: String, registeringLast: Bool) throws(SystemError) -> CreatedDirectory? {
+    private enum Registration { case none, lastAsTemporary, allIfEmpty }
+
+    /// - Returns: the folders this call made, outermost first, and whether the last of them is
+    ///   `path` itself.
+    private static func create(_ path: String, registering: Registration) throws(SystemError) -> (folders: [String], includesLast: Bool) {
         let components = path.split(separator: "/")
         var prefix = path.hasPrefix("/") ? "/" : ""
-        var registered: String?
-        var parents: [String] = []
+        var made: [String] = []
+        var includesLast = false
         for (index, component) in components.enumerated() {
             prefix += component
             if !isDirectory(prefix) {
                 let isLast = index == components.count - 1
-                let registers = registeringLast && isLast
                 let failure = InterruptCleanup.uninterrupted { () -> Int32 in
                     guard mkdir(prefix, 0o700) == 0 else { return errno }
-                    if registers {
-                        InterruptCleanup.register(prefix)
-                        registered = prefix
-                    } else if !isLast {
-                        parents.append(prefix)
+                    switch registering {
+                    case .none: break
+                    case .lastAsTemporary where isLast: InterruptCleanup.register(prefix)
+                    case .lastAsTemporary, .allIfEmpty: InterruptCleanup.registerIfEmpty(prefix)
                     }
+                    made.append(prefix)
+                    includesLast = isLast
                     return 0
                 }
                 guard failure == 0 || failure == EEXIST else {
                     errno = failure
                     let error = SystemError(.io, "cannot create the directory \(prefix): \(errnoText())")
-                    removeWhileEmpty(parents)
+                    removeWhileEmpty(made)
                     throw error
                 }
                 guard isDirectory(prefix) else {
-                    removeWhileEmpty(parents)
+                    removeWhileEmpty(made)
                     throw SystemError(.io, "cannot create the directory \(prefix): a file of that name is in the way")
                 }
             }
             prefix += "/"
         }
-        return registered.map { CreatedDirectory(path: $0, parents: parents) }
+        return (made, includesLast)
     }
 
     /// Creates an empty file readable by its owner only, if it does not exist. A link there

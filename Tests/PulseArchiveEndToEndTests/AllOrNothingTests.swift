@@ -103,6 +103,8 @@ struct AllOrNothingTests {
                 // Interrupted, it removed its staging; a committed document swap was finished above.
                 let left = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.hasPrefix(".staging") }
                 #expect(left.isEmpty, "\(point): \(left) left behind")
+                // Nor the `backups` folder made for a safety backup it did not finish.
+                #expect(committed || !FileManager.default.fileExists(atPath: store + "/backups"), "\(point): an empty backups folder left")
             }
             if committed {
                 #expect(tables.sameContent(as: newContent.0) && tree == newContent.1, "killed at \(point), the store does not hold the new content")
@@ -161,7 +163,8 @@ struct AllOrNothingTests {
         enum Outcome { case none, whole }
         let points = KillPoints.spread("read", 3, over: reads).map { ($0, Outcome.none) } + [("import.staged:1", .none), ("import.committed:1", .whole)]
         for (index, (point, outcome)) in points.enumerated() {
-            let store = dir.file("new\(index)")
+            // Under folders it makes: they go with the store, or stay with it.
+            let store = dir.file("new\(index)/a/b/store")
             let stopped = try KillPoints.expectStopped(["import", archive, "--store", store, "--no-backfill"], at: point, with: SIGINT)
             // What the message says must be what happened: after the commit the archive stands
             // (a retry would be refused by the now non-empty store), before it nothing does.
@@ -172,7 +175,7 @@ struct AllOrNothingTests {
                 #expect(stopped.stderr.contains("; its temporary files are removed"), "\(point): \(stopped.stderr)")
             }
             let exists = FileManager.default.fileExists(atPath: store)
-            #expect(outcome != .none || !exists, "\(point): a store was left")
+            #expect(outcome != .none || !FileManager.default.fileExists(atPath: dir.file("new\(index)")), "\(point): a store or its folders were left")
             #expect(outcome != .whole || exists, "\(point): no store after the commit")
             if exists {
                 let (tables, tree) = try content(of: store)

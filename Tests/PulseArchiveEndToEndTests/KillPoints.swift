@@ -47,10 +47,10 @@ enum KillPoints {
     /// Every wait ends: the process either stops at the point or exits.
     /// - Parameter toThread: picks one thread of the stopped process (by its id) to receive the
     ///   signal alone (Linux's tgkill); nil: the process.
-    /// - Parameter beforeSignal: runs while the process is stopped, before the signal.
+    /// - Parameter beforeSignal: runs while the process (its id given) is stopped, before the signal.
     static func stop(_ arguments: [String], at pause: String, with signal: Int32,
                      environment: [String: String] = [:], executable: String? = nil, shellPrefix: [String] = [],
-                     toThread: ((Int32) -> Int32?)? = nil, beforeSignal: (() throws -> Void)? = nil) throws -> Stopped {
+                     toThread: ((Int32) -> Int32?)? = nil, beforeSignal: ((Int32) throws -> Void)? = nil) throws -> Stopped {
         let process = CLI.process(arguments, environment: environment.merging([variable: pause]) { $1 })
         if !shellPrefix.isEmpty {
             process.executableURL = URL(fileURLWithPath: shellPrefix[0])
@@ -66,7 +66,7 @@ enum KillPoints {
             // The line comes just before the process stops itself: a signal sent in between
             // would be handled before the stop (and SIGCONT wasted), so wait for the stop.
             #expect(isStopped(process.processIdentifier), "the command wrote the pause line but did not stop within 60 s")
-            do { try beforeSignal?() } catch {
+            do { try beforeSignal?(process.processIdentifier) } catch {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
                 throw error

@@ -264,6 +264,11 @@ struct SecretsAndSignalsTests {
                                           environment: ["SCRATCH": dir.path], shellPrefix: shell)
         #expect(stopped.reached && stopped.reason == .exit && stopped.status == 1, "import: \(stopped.stderr)")
         #expect(try StoreSnapshot(store: target) == before, "SIGABRT while an import was staged changed the store")
+        // Into a new store under missing folders: the store goes, and so do the folders made for it.
+        let nested = try KillPoints.stop(["import", archive, "--store", dir.file("n/a/b/store"), "--no-backfill"], at: "import.staged:1", with: SIGSEGV,
+                                         environment: ["SCRATCH": dir.path], shellPrefix: shell)
+        #expect(nested.reached && nested.reason == .exit && nested.status == 1, "import: \(nested.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("n")), "left: n/…; \(nested.stderr)")
         // Once committed, the store holds the archive, and the message says so.
         let afterCommit = try KillPoints.stop(["import", archive, "--store", target, "--replace"], at: "import.committed:1", with: SIGABRT,
                                               environment: ["SCRATCH": dir.path], shellPrefix: shell)
@@ -285,6 +290,33 @@ struct SecretsAndSignalsTests {
         #expect(cores.isEmpty, "a core file was written: \(cores)")
     }
 
+    @Test("an interruption and a fatal signal that come together: one of them removes everything, the other waits for its end; one Error line",
+          arguments: [(SIGHUP, SIGABRT), (SIGTERM, SIGSEGV), (SIGSEGV, SIGTERM), (SIGABRT, SIGINT)])
+    func interruptionAndFatalSignalTogether(first: Int32, second: Int32) throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s")
+        try StoreFixtures.demoStore(store, days: 30, rawPacketsPerDay: 60)
+        let archive = dir.file("a.json.gz")
+        _ = try StoreFixtures.export(store, to: archive)
+        let reads = try #require(try KillPoints.count(["tables", archive, "-o", dir.file("calibration")])["read"])
+        // Both are pending when the process goes on: which is taken first is the scheduler's
+        // choice, so each pair runs at several points.
+        for point in KillPoints.spread("read", 4, over: reads) {
+            let out = dir.file("out-\(first)-\(point)")
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+            let stopped = try KillPoints.stop(["tables", archive, "-o", out + "/t"], at: point, with: second, beforeSignal: { process in
+                #expect(kill(process, first) == 0)
+            })
+            #expect(stopped.reached, "\(point): \(stopped.stderr)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: out)
+            #expect(left.isEmpty, "\(first) then \(second) at \(point) left \(left): \(stopped.stderr)")
+            #expect(stopped.stderr.components(separatedBy: "Error: ").count == 2, "\(point): \(stopped.stderr)")
+            let fatal = stopped.reason == .exit && stopped.status == 1 && stopped.stderr.contains("Error: stopped by a fatal error (")
+            let interrupted = stopped.reason == .uncaughtSignal && stopped.stderr.contains("Error: interrupted (")
+            #expect(fatal || interrupted, "\(point): \(stopped.reason) \(stopped.status): \(stopped.stderr)")
+        }
+    }
+
     #if os(Linux)
     @Test("what cannot be removed (a tree deeper than a signal handler's removal reaches, a path past PATH_MAX for the interruption's) is named in the message, never said to be removed")
     func leftoversAreNamed() throws {
@@ -299,7 +331,7 @@ struct SecretsAndSignalsTests {
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
             // Planted in `tables`' staging folder while it is stopped: nested folders, made one
             // step at a time (the whole path passes PATH_MAX for the second).
-            let stopped = try KillPoints.stop(["tables", archive, "-o", out + "/t"], at: "read:\(max(1, reads / 2))", with: signal, beforeSignal: {
+            let stopped = try KillPoints.stop(["tables", archive, "-o", out + "/t"], at: "read:\(max(1, reads / 2))", with: signal, beforeSignal: { _ in
                 let staging = try #require(try FileManager.default.contentsOfDirectory(atPath: out).first { $0.hasPrefix(".t.staging-") })
                 var folder = open(out + "/" + staging, O_RDONLY | O_DIRECTORY)
                 for _ in 0..<depth where folder >= 0 {
