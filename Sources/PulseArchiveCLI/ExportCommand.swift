@@ -21,7 +21,7 @@ struct ExportCommand: Subcommand {
             .value("--compression", valueName: "gzip|none", help: "gzip (default), or none for the plain JSON the gzip archive inflates to: the stream to give restic, borg or kopia, which deduplicate and compress it themselves (docs/backups.md)."),
             .value("--format-version", valueName: "n", help: "2 (default), or 1 for apps on the format-1 line (no readinessDailies)."),
             .flag("--rsyncable", help: "End the gzip blocks at points chosen by the content as well, with deflate reset there: a change stays local in the compressed file too (rsync, Syncthing, backups of the archive directory). Still one gzip member, about 2 % larger."),
-            .value("--threads", valueName: "n", help: "Compression threads, 1 to \(GzipWriter.maxThreads), at most the processors available (the default). The archive's bytes do not depend on it."),
+            .value("--threads", valueName: "n", help: "Compression threads, 1 to \(GzipWriter.maxThreads) (default: the processors available; more than those run as that many). The archive's bytes do not depend on it."),
             .recipient, .recipientsFile, .passphrase, .passphraseFile,
             .json, .quiet, .maxStringSize, .maxObjectSize,
         ]

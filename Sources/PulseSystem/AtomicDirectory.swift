@@ -33,7 +33,7 @@ package final class AtomicDirectory {
         let name = target.split(separator: "/").last.map(String.init) ?? target
         Self.removeAbandonedStaging(in: parent, name: name)
         stagingPath = try InterruptCleanup.registering {
-            var template = Array("\(parent)/.\(name).staging-\(getpid())-XXXXXX".utf8CString)
+            var template = Array((parent + "/" + PrivateFiles.temporaryName(beside: name, suffix: ".staging-\(getpid())-XXXXXX")).utf8CString)
             guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
                 throw SystemError(.io, "cannot create a directory beside \(target) in \(parent): \(errnoText())")
             }
@@ -116,7 +116,7 @@ package final class AtomicDirectory {
 
     /// Removes staging directories of `name` whose process no longer exists (a kill), ours only.
     private static func removeAbandonedStaging(in parent: String, name: String) {
-        let prefix = ".\(name).staging-"
+        let prefix = PrivateFiles.temporaryName(beside: name, suffix: ".staging-")
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? []
         for entry in entries where entry.hasPrefix(prefix) {
             let rest = entry.dropFirst(prefix.count).split(separator: "-")

@@ -35,7 +35,7 @@ public final class AtomicFile {
         if !replacesExisting, lstat(targetPath, &info) == 0 {
             throw SystemError(.alreadyExists, "\(targetPath) already exists")
         }
-        let temporaryPath = "\(directory)/.\(name)\(Self.partialMarker)\(getpid())"
+        let temporaryPath = directory + "/" + PrivateFiles.temporaryName(beside: name, suffix: "\(Self.partialMarker)\(getpid())")
         self.temporaryPath = temporaryPath
         _ = unlink(temporaryPath)
         self.file = try InterruptCleanup.registering {

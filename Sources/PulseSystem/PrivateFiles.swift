@@ -113,6 +113,19 @@ package enum PrivateFiles {
         return (made, includesLast)
     }
 
+    /// The name of a temporary entry beside one called `name`: `.<name><suffix>`, `name` cut
+    /// to its first 190 bytes (at the end of a character), so that the whole stays within the
+    /// 255 bytes a file name may have with the longest suffix (`.partial-pulse-archive-<pid>`)
+    /// and the `.removing-<pid>` an interruption adds when it sets the entry aside. Before, a
+    /// target of 230 bytes, whose own name fitted, was refused as "File name too long". The cut
+    /// does not depend on the suffix, so a sweep finds the entries by `temporaryName(beside:
+    /// name, suffix: "<the suffix's fixed start>")`.
+    package static func temporaryName(beside name: String, suffix: String) -> String {
+        var kept = Substring(name)
+        while kept.utf8.count > 190 { kept.removeLast() }
+        return "." + kept + suffix
+    }
+
     /// Creates an empty file readable by its owner only, if it does not exist. A link there
     /// is refused, not followed: it would create or open the file it points to.
     package static func touch(_ path: String) throws(SystemError) {

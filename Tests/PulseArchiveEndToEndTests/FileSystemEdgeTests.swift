@@ -212,6 +212,25 @@ struct FileSystemEdgeTests {
 
     // MARK: - Small ones
 
+    @Test("a target whose name has the longest a file system allows (255 bytes, in one- and two-byte characters) is written: its temporary name is cut short, never the target's")
+    func longestNames() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s")
+        try StoreFixtures.demoStore(store, days: 2)
+        for stem in [String(repeating: "a", count: 252), String(repeating: "é", count: 126)] {
+            let archive = dir.file(stem + ".gz")
+            let exported = try CLI.run(["export", "--store", store, "-o", archive, "--quiet"])
+            #expect(exported.exitCode == 0, "\(stem.utf8.count + 3) bytes: \(exported.stderr)")
+            #expect(try CLI.run(["verify", archive, "--quiet"]).exitCode == 0)
+            let folder = dir.file(String(stem.dropLast(2)) + "-t")
+            let tables = try CLI.run(["tables", archive, "-o", folder])
+            #expect(tables.exitCode == 0, "\(tables.stderr)")
+            #expect(FileManager.default.fileExists(atPath: folder + "/measurements.csv"))
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }
+        #expect(left.isEmpty, "temporary entries left: \(left)")
+    }
+
     @Test("a failed import into a new store under missing folders removes the folders it made, and never one that holds something else")
     func failedImportRemovesTheFoldersItMade() throws {
         let dir = TemporaryDirectory()
