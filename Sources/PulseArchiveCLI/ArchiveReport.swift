@@ -11,7 +11,7 @@ enum ArchiveReport {
             ("encrypted", .bool(summary.isEncrypted)),
             ("appVersion", .string(summary.appVersion)),
             ("exportedAt", .string((try? ArchiveDate.format(summary.exportedAt)) ?? "")),
-            ("tables", .counts(summary.rowsFound.merging(summary.documentTables) { a, _ in a })),
+            ("tables", .counts(summary.tableCounts)),
             ("declaredCounts", .object(summary.declaredCounts.sorted { $0.key < $1.key }.map { ($0.key.text, .int($0.value)) })),
             ("bytes", .object([("compressed", .int(summary.fileBytes)), ("uncompressed", .int(summary.jsonBytes))])),
             ("settings", .int(summary.settingsCount)),

@@ -46,7 +46,7 @@ public enum ArchiveVerifier {
             report.add(errors: interrupted.problems)
             let fatal = interrupted.error as? ArchiveError
             report.error(nil, fatal?.message ?? "\(interrupted.error)", limit: fatal?.limit, advice: VerifyProblem.advice(for: fatal))
-            report.tables = interrupted.summary.rowsFound
+            report.tables = interrupted.summary.tableCounts
             return report
         } catch let error as ArchiveError {
             _ = worker.stop()
@@ -58,7 +58,7 @@ public enum ArchiveVerifier {
         var checked = try worker.finish()
         let archiveTree = try roundTrip.finish()
         report.summary = summary
-        report.tables = summary.rowsFound.merging(summary.documentTables) { a, _ in a }
+        report.tables = summary.tableCounts
         if !summary.isCompressed {
             report.warning(nil, "plain JSON: the file carries no checksum, so damage inside a value cannot be detected", advice: .exportCompressed)
         }

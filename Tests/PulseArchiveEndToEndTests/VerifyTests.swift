@@ -60,6 +60,22 @@ struct VerifyTests {
         #expect(human.exitCode == 0 && human.stdout.contains("verify: OK") && human.stdout.contains("measurements"))
     }
 
+    @Test("bytes after the gzip stream, or a second member, are an error found after every table was read: the report lists them all")
+    func bytesAfterTheStream() throws {
+        let dir = TemporaryDirectory()
+        #expect(try CLI.run(["demo", "--store", dir.file("demo"), "--days", "20"]).exitCode == 0)
+        #expect(try CLI.run(["export", "--store", dir.file("demo"), "-o", dir.file("a.json.gz")]).exitCode == 0)
+        let (sound, _) = try verify([dir.file("a.json.gz")])
+        let tables = try #require(sound.json["tables"] as? [String: Int])
+        let archive = try Data(contentsOf: URL(fileURLWithPath: dir.file("a.json.gz")))
+        for (name, appended) in [("byte", Data("X".utf8)), ("member", archive)] {
+            let path = dir.write("appended-\(name).json.gz", archive + appended)
+            let (result, problems) = try verify([path])
+            #expect(result.exitCode == 1 && errors(problems).contains { ($0["message"] as? String ?? "").contains("after the end of its gzip stream") }, "\(name): \(problems)")
+            #expect(result.json["tables"] as? [String: Int] == tables, "\(name): \(result.json["tables"] ?? "none")")
+        }
+    }
+
     @Test("counts that disagree with the rows are an error")
     func countsMismatch() throws {
         let dir = TemporaryDirectory()

@@ -19,6 +19,9 @@ public final class GzipReader: ByteSource {
     private let input: UnsafeMutableRawBufferPointer
     private var inputEnded = false
     private var finished = false
+    /// What is wrong after the stream's end (bytes after it, a checksum that does not match),
+    /// thrown by every read once the data before it has been read.
+    private var errorAtEnd: Error?
     /// Compressed bytes read from the file so far.
     public private(set) var compressedBytes: Int64 = 0
     /// The stream checksum our header carries (see `GzipWriter`), once the header is parsed.
@@ -63,6 +66,7 @@ public final class GzipReader: ByteSource {
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         owner.check()
+        if let errorAtEnd { throw errorAtEnd }
         guard !finished, buffer.count > 0 else { return 0 }
         stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
         stream.pointee.avail_out = uInt(buffer.count)
@@ -72,7 +76,9 @@ public final class GzipReader: ByteSource {
             switch status {
             case Z_STREAM_END:
                 finished = true
-                try requireNothingAfterStream()
+                // Said on the next read, once the reader has the data of this one: a verifier
+                // then lists every table before the error, instead of those before this read.
+                do { try requireNothingAfterStream() } catch { errorAtEnd = error }
                 return buffer.count - Int(stream.pointee.avail_out)
             case Z_OK:
                 continue

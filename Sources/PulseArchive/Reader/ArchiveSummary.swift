@@ -41,6 +41,12 @@ public struct ArchiveSummary: Sendable, Equatable {
         return ["splits": documentCounts["splits"] ?? 0, "workouts": documentCounts["workouts"] ?? 0, "stubs": documentCounts["stubs"] ?? 0]
     }
 
+    /// What a report's `tables` lists: the rows of each table, and the documents of each
+    /// document table.
+    public var tableCounts: [String: Int] {
+        rowsFound.merging(documentTables) { rows, _ in rows }
+    }
+
     /// The count the file declares for a table key; the Android port names its SQL table.
     public func declaredCount(of key: String) -> Int64? {
         declaredCounts[ByteKey(dialect == .android ? AndroidDialect.countName(ofTable: key) : key)]
