@@ -107,7 +107,7 @@ public enum PulseArchiveCommand {
             return usageFailure(error.message, usage: spec.usage, helpCommand: "pulse-archive \(spec.name) --help", console)
         } catch {
             // The library's message, and what to do in this tool's terms.
-            InterruptCleanup.reporting { console.err("Error: \(ErrorAdvice.message(error, command: spec.name))") }
+            InterruptCleanup.reporting { console.err("Error: " + ShownText.oneLine(ErrorAdvice.message(error, command: spec.name))) }
             return 1
         }
     }
@@ -124,7 +124,7 @@ public enum PulseArchiveCommand {
     }
 
     private static func usageFailure(_ message: String, usage: String, helpCommand: String, _ console: Console) -> Int32 {
-        console.err("Error: \(message)\nUsage: \(usage)\n  See '\(helpCommand)' for more information.")
+        console.err("Error: \(ShownText.oneLine(message))\nUsage: \(usage)\n  See '\(helpCommand)' for more information.")
         return 64
     }
 }

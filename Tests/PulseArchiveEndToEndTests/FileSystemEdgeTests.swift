@@ -167,6 +167,12 @@ struct FileSystemEdgeTests {
         #expect(json.json["appVersion"] as? String == "2.3.1\u{1B}]0;owned\u{07}\u{1B}[2J\u{0}\u{9B}")
         let warnings = try #require(json.json["warnings"] as? [String])
         #expect(warnings.contains { $0.contains(#"ECG\u{1B}]0;owned"#) }, "\(warnings)")
+        // A newline in a path or an argument keeps the Error line one line.
+        for arguments in [["inspect", dir.file("no\nsuch.gz")], ["export", "--store", dir.file("no\nstore")], ["inspect", "--no\nsuch-option"]] {
+            let failed = try CLI.run(arguments)
+            let line = try #require(failed.stderr.split(separator: "\n").first)
+            #expect(failed.exitCode != 0 && line.hasPrefix("Error: ") && line.contains(#"no\u{A}s"#), "\(arguments): \(failed.stderr.debugDescription)")
+        }
     }
 
     // MARK: - File-size limit

@@ -27,6 +27,12 @@ public enum ShownText {
         return out
     }
 
+    /// `escapingControls`, newlines too: for a message that must stay one line whatever a
+    /// name in it holds (a path with a newline split an `Error:` line in two).
+    public static func oneLine(_ text: String) -> String {
+        escapingControls(text).replacingOccurrences(of: "\n", with: "\\u{A}")
+    }
+
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
     }
