@@ -244,7 +244,9 @@ extension PulseStore {
         let bytes = DocumentCoder.encode(node)
         try ArchiveLimits.standard.checkBase64Payload(bytes.count, "documents: \(path.path)")
         try PrivateFiles.createDirectory(String(target[..<target.lastIndex(of: "/")!]))
-        let file = try AtomicFile(targetPath: target, replacesExisting: true)
+        // Part of the store, not a command's result: a signal after it still says what the
+        // command's own commit made permanent (the store's rows), not "…json was written in full".
+        let file = try AtomicFile(targetPath: target, replacesExisting: true, announced: false)
         try bytes.withUnsafeBytes { try file.file.write($0) }
         try file.commit()
     }

@@ -36,6 +36,9 @@ public enum InterruptCleanup {
         /// The signals the watcher takes (`removeOnInterrupt`); none in a library's process.
         /// Guarded by `lock`.
         var taken: [Int32] = []
+        /// How many holds (`holdOffBothSignals`) the thread that has `lock` is inside. Guarded
+        /// by `lock`.
+        var holds = 0
         /// How the fatal-signal handler's line tells a commit's outcome (`removeOnFatalSignal`).
         /// Guarded by `lock`.
         var describeCommit: @Sendable (String) -> String = { $0 }
@@ -68,17 +71,19 @@ public enum InterruptCleanup {
     /// either (and the process ends before `create` runs). Registering after creating would
     /// leave a path made in between; registering before would not know a `mkdtemp` name.
     public static func registering<Created>(_ create: () throws -> (Created, path: String)) rethrows -> Created {
-        registry.lock.lock()
-        defer { registry.lock.unlock() }
+        holdOffBothSignals()
+        defer { endHoldOffBothSignals() }
         let (created, path) = try create()
         track(key(path))
         return created
     }
 
-    /// Runs `step` wholly before an interruption's removal, or never: once the removal has
-    /// begun, `step` waits until the process ends. For a step that creates a directory (which
-    /// may be a registered path, or its parent, that the removal would otherwise race), and
-    /// for a step that makes a path temporary again together with the record that needed it.
+    /// Runs `step` wholly before an interruption's or a fatal signal's removal, or never: once
+    /// the removal has begun, `step` waits until the process ends. For a step that creates a
+    /// directory (which may be a registered path, or its parent, that the removal would
+    /// otherwise race: a `mkdir -p` made a new store's folders again after a fatal signal's
+    /// removal, and they stayed), and for a step that makes a path temporary again together
+    /// with the record that needed it.
     public static func uninterrupted<T>(_ step: () throws -> T) rethrows -> T {
         holdOff()
         defer { endHoldOff() }
@@ -88,11 +93,11 @@ public enum InterruptCleanup {
     /// `uninterrupted` in two calls, for a step made in C that cannot pass a closure (SQLite
     /// creating a file it unlinks at once, `pulse_sqlite3_register_vfs`). Pairs nest.
     package static func holdOff() {
-        registry.lock.lock()
+        holdOffBothSignals()
     }
 
     package static func endHoldOff() {
-        registry.lock.unlock()
+        endHoldOffBothSignals()
     }
 
     /// From now on an interruption leaves `path` alone.
@@ -152,15 +157,22 @@ public enum InterruptCleanup {
     /// Holds off both an interruption (its lock) and a fatal signal (the handler's commit
     /// counter) for a step that must run wholly or not at all, or, when either has come first,
     /// waits for it to end the process.
+    ///
+    /// A hold inside another (a directory made within a commit) goes on whatever has come
+    /// meanwhile: the outer one has passed the gate, and waiting there, with the lock held,
+    /// would keep the watcher from ever ending the process.
     private static func holdOffBothSignals() {
         registry.lock.lock()
-        if stopSignalPending() || pulse_fatal_enter_commit(fatalState) != 0 {
+        if registry.holds == 0 && (stopSignalPending() || pulse_fatal_enter_commit(fatalState) != 0) {
             registry.lock.unlock()
             awaitTheEnd()
         }
+        if registry.holds > 0 { _ = pulse_fatal_enter_commit(fatalState) }
+        registry.holds += 1
     }
 
     private static func endHoldOffBothSignals() {
+        registry.holds -= 1
         pulse_fatal_leave_commit(fatalState)
         registry.lock.unlock()
     }
