@@ -148,8 +148,8 @@ struct pulse_fatal_state {
     /// rest is gone (another command may have put its own folder in it).
     char ifEmpty[PULSE_FATAL_SLOTS];
     /// The thread that began to end the process on a signal (0 until one has): the first fatal
-    /// signal's, or the interruption watcher's (`pulse_fatal_take_for_interrupt`). Whoever comes
-    /// second leaves the removal to the first.
+    /// signal's, or, negated, the interruption watcher's (`pulse_fatal_take_for_interrupt`).
+    /// Whoever comes second leaves the removal to the first.
     long takenBy;
     /// Whether standard error was a terminal at installation: a progress line is then cleared.
     int terminal;
@@ -245,7 +245,7 @@ static inline int pulse_fatal_enter_commit(void *storage) {
 static inline int pulse_fatal_take_for_interrupt(void *storage) {
     struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
     long none = 0;
-    return __atomic_compare_exchange_n(&s->takenBy, &none, pulse_fatal_thread(), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? 0 : -1;
+    return __atomic_compare_exchange_n(&s->takenBy, &none, -pulse_fatal_thread(), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? 0 : -1;
 }
 
 static inline void pulse_fatal_leave_commit(void *storage) {
@@ -380,16 +380,20 @@ static inline int pulse_fatal_remove(struct pulse_fatal_state *s, const char *pa
 /// and said to be, or removed; puts a hidden echo back; removes the tracked paths unless a
 /// commit made them permanent; says so in one line; and ends the process with exit 1 and no
 /// core file (it would hold what the command had read). A second one, from another thread
-/// meanwhile, or one after the interruption's watcher has begun, waits for the first to end
-/// the process; but one on the watcher's own thread (a fault in its removal) removes what is
-/// left itself, since nothing else will.
+/// meanwhile, waits for the first to end the process. One after the interruption's watcher has
+/// begun waits for the watcher to end it, but for about ten seconds only: the signal may have
+/// stopped a thread inside a lock the watcher needs (malloc's), and then it is the handler
+/// that removes what is left and ends the process (an import hung for good on SIGINT, then
+/// SIGSEGV). The watcher's own thread takes no fatal signal sent from outside (it blocks
+/// them); one it raises itself (an abort in its removal) goes straight on.
 static inline void pulse_fatal_handler(int signal) {
     struct pulse_fatal_state *s = *pulse_fatal_installed();
     long self = pulse_fatal_thread(), none = 0;
-    if (!__atomic_compare_exchange_n(&s->takenBy, &none, self, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) && none != self) {
-        for (;;) pause();
-    }
     struct timespec millisecond = { 0, 1000000 };
+    if (!__atomic_compare_exchange_n(&s->takenBy, &none, self, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        if (none > 0) for (;;) pause();
+        for (int i = 0; i < 10000 && none != -self; i++) nanosleep(&millisecond, 0);
+    }
     for (int i = 0; i < 10000 && __atomic_load_n(&s->committing, __ATOMIC_SEQ_CST) > 0
                              && __atomic_load_n(&s->committer, __ATOMIC_SEQ_CST) != self; i++) {
         nanosleep(&millisecond, 0);
@@ -444,6 +448,16 @@ static inline void pulse_fatal_handler(int signal) {
     _exit(1);
 }
 
+/// The signals the handler takes: SIGABRT (the runtime when memory runs out, a failed check),
+/// SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE.
+static inline sigset_t pulse_fatal_signals(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    const int fatal[] = { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE };
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaddset(&set, fatal[i]);
+    return set;
+}
+
 /// Installs `pulse_fatal_handler` for the fatal signals, reading `storage`, on an alternate
 /// stack of the calling thread (so it runs after a stack overflow there too), and unblocks
 /// them (a parent may have left them blocked; a blocked SIGSEGV from a fault kills without a
@@ -463,14 +477,18 @@ static inline int pulse_fatal_install(void *storage) {
     action.sa_handler = pulse_fatal_handler;
     action.sa_flags = SA_ONSTACK;
     sigfillset(&action.sa_mask);
-    const int fatal[] = { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE };
-    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
-        if (sigaction(fatal[i], &action, NULL) != 0) return -1;
+    sigset_t fatal = pulse_fatal_signals();
+    for (int number = 1; number < NSIG; number++) {
+        if (sigismember(&fatal, number) == 1 && sigaction(number, &action, NULL) != 0) return -1;
     }
-    sigset_t unblocked;
-    sigemptyset(&unblocked);
-    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaddset(&unblocked, fatal[i]);
-    return pthread_sigmask(SIG_UNBLOCK, &unblocked, NULL) == 0 ? 0 : -1;
+    return pthread_sigmask(SIG_UNBLOCK, &fatal, NULL) == 0 ? 0 : -1;
+}
+
+/// Blocks the fatal signals in the calling thread (the interruption's watcher), so that one
+/// sent from outside lands on another. 0, or -1.
+static inline int pulse_fatal_block_in_this_thread(void) {
+    sigset_t fatal = pulse_fatal_signals();
+    return pthread_sigmask(SIG_BLOCK, &fatal, NULL) == 0 ? 0 : -1;
 }
 
 /// Sends `signal` to one thread of a process (tests: a fatal signal that lands on a thread

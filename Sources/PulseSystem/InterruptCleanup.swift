@@ -210,6 +210,9 @@ public enum InterruptCleanup {
         registry.taken = taken
         registry.lock.unlock()
         let watcher = Thread {
+            // A fatal signal sent from outside goes to another thread: on this one, in the
+            // middle of a removal, it made the handler take this removal for a fault in it.
+            _ = pulse_fatal_block_in_this_thread()
             // Returns with `registry.lock` held, until the process ends: no path is
             // unregistered halfway through.
             guard let received = takeSignal(taken) else { return }

@@ -315,6 +315,15 @@ struct SecretsAndSignalsTests {
             let interrupted = stopped.reason == .uncaughtSignal && stopped.stderr.contains("Error: interrupted (")
             #expect(fatal || interrupted, "\(point): \(stopped.reason) \(stopped.status): \(stopped.stderr)")
         }
+        // An import into a new store under folders it makes: the store and the folders go.
+        let importReads = try #require(try KillPoints.count(["import", archive, "--store", dir.file("calibration-store"), "--no-backfill"])["read"])
+        for point in KillPoints.spread("read", 3, over: importReads) + ["import.staged:1"] {
+            let stopped = try KillPoints.stop(["import", archive, "--store", dir.file("n/a/b/store"), "--no-backfill"], at: point, with: second,
+                                              beforeSignal: { process in #expect(kill(process, first) == 0) })
+            #expect(stopped.reached, "\(point): \(stopped.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: dir.file("n")), "\(first) then \(second) at \(point) left n/…: \(stopped.stderr)")
+            #expect(stopped.stderr.components(separatedBy: "Error: ").count == 2, "\(point): \(stopped.stderr)")
+        }
     }
 
     #if os(Linux)
