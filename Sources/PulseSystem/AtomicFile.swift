@@ -32,7 +32,12 @@ public final class AtomicFile {
         // lstat, not access: a link there (dangling too) is a file of that name, refused now
         // rather than after the work, when the commit would find the name taken.
         var info = stat()
-        if !replacesExisting, lstat(targetPath, &info) == 0 {
+        let found = lstat(targetPath, &info) == 0
+        // A name the file system cannot hold is refused now, not by the commit after the work.
+        if !found && errno == ENAMETOOLONG {
+            throw SystemError(.io, "cannot create \(targetPath): \(errnoText())")
+        }
+        if !replacesExisting && found {
             throw SystemError(.alreadyExists, "\(targetPath) already exists")
         }
         let temporaryPath = directory + "/" + PrivateFiles.temporaryName(beside: name, suffix: "\(Self.partialMarker)\(getpid())")

@@ -233,6 +233,11 @@ struct FileSystemEdgeTests {
             #expect(tables.exitCode == 0, "\(tables.stderr)")
             #expect(FileManager.default.fileExists(atPath: folder + "/measurements.csv"))
         }
+        // One byte more is refused before any work: no temporary entry is made for it.
+        let tooLong = try CLI.run(["export", "--store", store, "-o", dir.file(String(repeating: "a", count: 253) + ".gz")])
+        #expect(tooLong.exitCode == 1 && tooLong.stderr.contains("File name too long"), "\(tooLong.stderr)")
+        let stopped = try KillPoints.stop(["export", "--store", store, "-o", dir.file(String(repeating: "b", count: 253) + ".gz")], at: "write:1", with: SIGKILL)
+        #expect(!stopped.reached && stopped.status == 1, "the export wrote before the refusal: \(stopped.stderr)")
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }
         #expect(left.isEmpty, "temporary entries left: \(left)")
     }
