@@ -59,6 +59,7 @@ struct VerifyCommand: Subcommand {
                          ("message", .string(ErrorAdvice.verify(problem)))])
             })),
             ("tables", .counts(report.tables)),
+            ("tablesComplete", .bool(report.tablesComplete)),
             ("errors", .int(report.errorCount)),
             ("warnings", .int(report.warningCount)),
             // Problems counted in `errors` and `warnings` but not listed: past the first 100 of
@@ -94,7 +95,10 @@ struct VerifyCommand: Subcommand {
             [name, report.tables[name].map { ProgressLine.grouped($0) } ?? "-", perTable[name].map(String.init) ?? ""]
         }
         // A file that could not be opened has no table to show.
-        if !rows.isEmpty { text += Formatting.columns(["table", "rows", "problems"], rows, numeric: [1, 2]) + "\n" }
+        if !rows.isEmpty {
+            text += Formatting.columns(["table", "rows", "problems"], rows, numeric: [1, 2]) + "\n"
+            if !report.tablesComplete { text += "  (what was read before the error below; the rest of the file was not)\n" }
+        }
         if let diff = report.storeDiff {
             let differing = diff.filter { !$0.value.isEmpty }.keys.sorted()
             text += differing.isEmpty ? "\nThe store holds exactly what the archive holds.\n"

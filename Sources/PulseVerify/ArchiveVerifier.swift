@@ -47,12 +47,14 @@ public enum ArchiveVerifier {
             let fatal = interrupted.error as? ArchiveError
             report.error(nil, fatal?.message ?? "\(interrupted.error)", limit: fatal?.limit, advice: VerifyProblem.advice(for: fatal))
             report.tables = interrupted.summary.tableCounts
+            report.tablesComplete = false
             return report
         } catch let error as ArchiveError {
             _ = worker.stop()
             let cannotRead = error.kind == .encrypted || error.kind == .decryption
             report.error(nil, error.message + (cannotRead ? "; verify cannot vouch for an archive it cannot read" : ""), limit: error.limit,
                          advice: VerifyProblem.advice(for: error))
+            report.tablesComplete = false
             return report
         }
         var checked = try worker.finish()

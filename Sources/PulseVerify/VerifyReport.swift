@@ -11,6 +11,10 @@ public struct VerifyReport: Sendable {
     private var kept: [String: (errors: Int, warnings: Int)] = [:]
     /// Rows per table; documents as `splits`, `workouts`, `stubs`.
     public var tables: [String: Int] = [:]
+    /// Whether `tables` covers the whole file: false when the read stopped at an error (a cut
+    /// file, damage), and `tables` then counts what came before it. A report that lists part
+    /// of the tables must say so, or it reads as an archive without the rest.
+    public var tablesComplete = true
     /// Per table (and `splits`, `workouts`, `stubs`, `settings`, `attachments`), with `--store`.
     public var storeDiff: [String: StoreDifference]?
     /// Documents by class: `current`, `older`, `newer`, `unreadable`, `stub`.

@@ -73,7 +73,16 @@ struct VerifyTests {
             let (result, problems) = try verify([path])
             #expect(result.exitCode == 1 && errors(problems).contains { ($0["message"] as? String ?? "").contains("after the end of its gzip stream") }, "\(name): \(problems)")
             #expect(result.json["tables"] as? [String: Int] == tables, "\(name): \(result.json["tables"] ?? "none")")
+            #expect(result.json["tablesComplete"] as? Bool == false)
         }
+        #expect(sound.json["tablesComplete"] as? Bool == true)
+        // A cut file: the tables before the cut, said to be only those.
+        let cut = dir.write("cut.json.gz", archive.prefix(archive.count / 2))
+        let (partial, _) = try verify([cut])
+        let partialTables = try #require(partial.json["tables"] as? [String: Int])
+        #expect(partial.exitCode == 1 && partial.json["tablesComplete"] as? Bool == false && partialTables.count < tables.count, "\(partialTables)")
+        let human = try CLI.run(["verify", cut])
+        #expect(human.stdout.contains("(what was read before the error below; the rest of the file was not)"), "\(human.stdout)")
     }
 
     @Test("counts that disagree with the rows are an error")
