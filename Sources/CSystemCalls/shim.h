@@ -216,10 +216,10 @@ static inline long pulse_fatal_thread(void) {
 
 /// Enters a commit (or the process's normal end, or a step that must run wholly before a
 /// removal or not at all: `InterruptCleanup.uninterrupted`): 0, or -1 when a fatal signal has
-/// come, and
-/// then the caller must not commit but wait for the handler to end the process. Either the
-/// handler sees the commit and lets it finish before it removes anything, or the commit sees
-/// the handler and does not start (both sides store, then load, sequentially consistent).
+/// come, and then the caller must not commit but wait for the handler to end the process.
+/// Either the handler sees the commit and lets it finish before it removes anything, or the
+/// commit sees the handler and does not start (both sides store, then load, sequentially
+/// consistent).
 static inline int pulse_fatal_enter_commit(void *storage) {
     struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
     // Already inside (a step within a commit: the interruption's lock, held by the caller,

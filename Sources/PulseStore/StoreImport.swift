@@ -80,10 +80,10 @@ extension PulseStore {
     /// - Parameter body: stages and applies; calls its `didCommit` once the store has committed.
     static func importing(into storeDirectory: String, options: ImportOptions,
                           _ body: (PulseStore, _ didCommit: () -> Void) throws -> ImportResult) throws -> ImportResult {
-        // Until the import commits, a store directory it creates is as temporary as its staging
-        // (and so are the missing parents it creates, on a failure; an interruption leaves them,
-        // empty). Created means this process's mkdir made it: two imports into one new store both saw
-        // it missing, and the one refused as busy removed it under the other.
+        // Until the import commits, a store directory it creates is as temporary as its staging,
+        // and so are the missing parents it creates, while they are empty. Created means this
+        // process's mkdir made it: two imports into one new store both saw it missing, and the
+        // one refused as busy removed it under the other.
         let createdDirectory = try PrivateFiles.createTemporaryDirectoryIfMissing(storeDirectory)
         var committed = false
         var locked = false
@@ -218,7 +218,7 @@ extension PulseStore {
             // Made for the backup, it goes again with a backup that fails or is interrupted.
             let made = try PrivateFiles.createDirectoryRemovedIfEmpty(backups)
             do {
-                let path = try writeSafetyBackup(into: backups, options: options)
+                let path = try exportSafetyBackup(into: backups, options: options)
                 // It holds the backup now: nothing an interruption removes.
                 for folder in made { InterruptCleanup.unregister(folder) }
                 return path
@@ -231,7 +231,7 @@ extension PulseStore {
         }
     }
 
-    private func writeSafetyBackup(into backups: String, options: ImportOptions) throws -> String {
+    private func exportSafetyBackup(into backups: String, options: ImportOptions) throws -> String {
         let stamp = try ArchiveDate.format(options.now)
             .replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: ".", with: "-")
         let path = "\(backups)/before-replace-\(stamp).json.gz"

@@ -160,14 +160,14 @@ public enum InterruptCleanup {
     ///
     /// A hold inside another (a directory made within a commit) goes on whatever has come
     /// meanwhile: the outer one has passed the gate, and waiting there, with the lock held,
-    /// would keep the watcher from ever ending the process.
+    /// would keep the watcher from ever ending the process (the handler's counter lets a
+    /// nested entry in by itself).
     private static func holdOffBothSignals() {
         registry.lock.lock()
-        if registry.holds == 0 && (stopSignalPending() || pulse_fatal_enter_commit(fatalState) != 0) {
+        if (registry.holds == 0 && stopSignalPending()) || pulse_fatal_enter_commit(fatalState) != 0 {
             registry.lock.unlock()
             awaitTheEnd()
         }
-        if registry.holds > 0 { _ = pulse_fatal_enter_commit(fatalState) }
         registry.holds += 1
     }
 
