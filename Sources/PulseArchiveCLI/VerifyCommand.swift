@@ -84,8 +84,8 @@ struct VerifyCommand: Subcommand {
         var perTable = report.omittedErrors.merging(report.omittedWarnings, uniquingKeysWith: +)
         for problem in report.problems { perTable[problem.table ?? "", default: 0] += 1 }
         var text = "Verifying \(file)"
-        if let summary = report.summary {
-            text += " (format \(summary.formatVersion), \(summary.isCompressed ? "gzip" : "plain JSON"))"
+        if let format = report.summary.map({ ($0.formatVersion, $0.isCompressed) }) ?? report.formatBeforeError {
+            text += " (format \(format.0), \(format.1 ? "gzip" : "plain JSON"))"
         }
         text += "\n"
         let order = ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue)

@@ -48,6 +48,9 @@ public enum ArchiveVerifier {
             report.error(nil, fatal?.message ?? "\(interrupted.error)", limit: fatal?.limit, advice: VerifyProblem.advice(for: fatal))
             report.tables = interrupted.summary.tableCounts
             report.tablesComplete = false
+            if interrupted.summary.formatVersion != 0 {
+                report.formatBeforeError = (interrupted.summary.formatVersion, interrupted.summary.isCompressed)
+            }
             return report
         } catch let error as ArchiveError {
             _ = worker.stop()

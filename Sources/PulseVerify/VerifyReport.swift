@@ -22,6 +22,10 @@ public struct VerifyReport: Sendable {
     /// Whether the round trip through a temporary store ran, and held every row and document.
     public var roundTrip: Bool?
     public var summary: ArchiveSummary?
+    /// The format version and container a read that stopped at an error had established
+    /// (our files and the Android port's state the version first): a cut file's header still
+    /// says what it is. Nil when the error came first, and when `summary` says it all.
+    public var formatBeforeError: (version: Int64, isCompressed: Bool)?
 
     /// Sound: no error (warnings allowed).
     public var ok: Bool { errorCount == 0 }
