@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import PulseTestSupport
 
 /// The `pulse-archive` binary the end-to-end tests run: an optimized build, as users run it.
@@ -68,6 +69,19 @@ enum CLI {
     @discardableResult
     static func run(_ arguments: [String], environment: [String: String] = [:], in directory: String? = nil) throws -> Result {
         try collect(process(arguments, environment: environment, in: directory))
+    }
+
+    /// Runs `script` with `/bin/sh -c`, in the environment `process` gives the binary and with
+    /// `$PA` naming the binary, so that a test can pipe, redirect and signal as a user's shell
+    /// does. With `expectingSuccess`, a non-zero exit is recorded as a failure at the caller.
+    @discardableResult
+    static func shell(_ script: String, environment: [String: String] = [:], in directory: String? = nil,
+                      expectingSuccess: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) throws -> Result {
+        let process = self.process(["-c", script], environment: environment.merging(["PA": executable]) { $1 }, in: directory)
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        let result = try collect(process)
+        if expectingSuccess { #expect(result.exitCode == 0, "\(script): \(result.stderr)", sourceLocation: sourceLocation) }
+        return result
     }
 
     /// Runs `process` to its end and returns its exit status and both outputs.

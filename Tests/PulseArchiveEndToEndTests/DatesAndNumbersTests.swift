@@ -85,15 +85,7 @@ struct DatesAndNumbersTests {
     /// The JSON text of a gzip archive, through `gzip -dc` (not our own reader).
     private func inflate(_ data: Data, in dir: TemporaryDirectory) throws -> String {
         let path = dir.write("inflate.gz", data)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "gzip -dc < '\(path)'"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: text, as: UTF8.self)
+        return try CLI.shell("gzip -dc < '\(path)'", expectingSuccess: true).stdout
     }
 
     // MARK: - Dates

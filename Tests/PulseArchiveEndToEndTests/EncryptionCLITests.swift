@@ -12,14 +12,9 @@ struct EncryptionCLITests {
     /// A shell line with `$PA` the built binary; fails the test when it exits non-zero and
     /// `expectingSuccess`.
     @discardableResult
-    static func sh(_ script: String, in dir: TemporaryDirectory, environment: [String: String] = [:], expectingSuccess: Bool = true) throws -> CLI.Result {
-        let process = CLI.process([], environment: environment, in: dir.path)
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script]
-        process.environment?["PA"] = CLI.executable
-        let result = try CLI.collect(process)
-        if expectingSuccess { #expect(result.exitCode == 0, "\(script): \(result.stderr)") }
-        return result
+    static func sh(_ script: String, in dir: TemporaryDirectory, environment: [String: String] = [:], expectingSuccess: Bool = true,
+                   sourceLocation: SourceLocation = #_sourceLocation) throws -> CLI.Result {
+        try CLI.shell(script, environment: environment, in: dir.path, expectingSuccess: expectingSuccess, sourceLocation: sourceLocation)
     }
 
     static func bytes(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }

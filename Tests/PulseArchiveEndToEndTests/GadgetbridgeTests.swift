@@ -136,10 +136,7 @@ import PulseSQLite
         let scratch = dir.file("tmp")
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         func piped(_ path: String, _ arguments: String) throws -> CLI.Result {
-            let process = CLI.process(["-c", "cat '\(path)' | exec '\(CLI.executable)' \(arguments)"],
-                                      environment: Self.environment.merging(["TMPDIR": scratch]) { $1 })
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            return try CLI.collect(process)
+            try CLI.shell("cat '\(path)' | exec \"$PA\" \(arguments)", environment: Self.environment.merging(["TMPDIR": scratch]) { $1 })
         }
         _ = try Self.importJSON([file, "--store", dir.file("expected"), "--no-backfill"])
         let expected = try StoreSnapshot(store: dir.file("expected"))

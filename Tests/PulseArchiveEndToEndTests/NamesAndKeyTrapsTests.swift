@@ -9,8 +9,9 @@ import PulseAge
 @Suite struct NamesAndKeyTrapsTests {
     typealias Fixture = EncryptionCLITests.Fixture
 
-    static func sh(_ script: String, in dir: TemporaryDirectory, environment: [String: String] = [:], expectingSuccess: Bool = true) throws -> CLI.Result {
-        try EncryptionCLITests.sh(script, in: dir, environment: environment, expectingSuccess: expectingSuccess)
+    static func sh(_ script: String, in dir: TemporaryDirectory, environment: [String: String] = [:], expectingSuccess: Bool = true,
+                   sourceLocation: SourceLocation = #_sourceLocation) throws -> CLI.Result {
+        try CLI.shell(script, environment: environment, in: dir.path, expectingSuccess: expectingSuccess, sourceLocation: sourceLocation)
     }
 
     static func entries(_ dir: TemporaryDirectory) throws -> Set<String> {

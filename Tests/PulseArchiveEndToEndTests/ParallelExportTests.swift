@@ -10,8 +10,9 @@ import Testing
 struct ParallelExportTests {
     static let environment = ["SOURCE_DATE_EPOCH": "1773600000"]
 
-    static func sh(_ script: String, in dir: TemporaryDirectory, expectingSuccess: Bool = true) throws -> CLI.Result {
-        try EncryptionCLITests.sh(script, in: dir, environment: environment, expectingSuccess: expectingSuccess)
+    static func sh(_ script: String, in dir: TemporaryDirectory, expectingSuccess: Bool = true,
+                   sourceLocation: SourceLocation = #_sourceLocation) throws -> CLI.Result {
+        try CLI.shell(script, environment: environment, in: dir.path, expectingSuccess: expectingSuccess, sourceLocation: sourceLocation)
     }
 
     static func bytes(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }

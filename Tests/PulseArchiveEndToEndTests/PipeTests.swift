@@ -10,17 +10,6 @@ import PulseSystem
 /// binary, and the default export name that never collides.
 @Suite("Pipes and names")
 struct PipeTests {
-    /// Runs a shell pipeline with `$PA` set to the built binary.
-    static func shell(_ script: String, in directory: String) throws -> CLI.Result {
-        let process = CLI.process([], in: directory)
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script]
-        var environment = process.environment ?? [:]
-        environment["PA"] = CLI.executable
-        process.environment = environment
-        return try CLI.collect(process)
-    }
-
     /// A JSON text whose top-level members are `members`, in that order (each already JSON).
     static func object(_ members: [(String, String)]) -> String {
         "{" + members.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
@@ -32,15 +21,15 @@ struct PipeTests {
         let golden = Repository.sampleFormat2
         for command in ["inspect <(cat '\(golden)')", "verify <(cat '\(golden)') -q", "diff <(cat '\(golden)') <(gzip -dc '\(golden)') --exit-code",
                         "tables <(cat '\(golden)') -o from-pipe -q"] {
-            let result = try Self.shell("bash -c 'timeout 120 \"$PA\" \(command.replacingOccurrences(of: "'", with: "'\\''"))'", in: dir.path)
+            let result = try CLI.shell("bash -c 'timeout 120 \"$PA\" \(command.replacingOccurrences(of: "'", with: "'\\''"))'", in: dir.path)
             #expect(result.exitCode == 0, "\(command): \(result.stderr)")
         }
         #expect(FileManager.default.fileExists(atPath: dir.file("from-pipe/tables.json")))
         // A FIFO whose writer has left is never opened a second time (that would wait forever):
         // whole, it reads; cut, the reader names the cut.
-        let whole = try Self.shell("mkfifo p && (cat '\(golden)' > p &) && timeout 120 \"$PA\" inspect p", in: dir.path)
+        let whole = try CLI.shell("mkfifo p && (cat '\(golden)' > p &) && timeout 120 \"$PA\" inspect p", in: dir.path)
         #expect(whole.exitCode == 0 && whole.stdout.contains("format 2"), "\(whole.stderr)")
-        let cut = try Self.shell("(head -c 100 '\(golden)' > p &) && timeout 120 \"$PA\" inspect p", in: dir.path)
+        let cut = try CLI.shell("(head -c 100 '\(golden)' > p &) && timeout 120 \"$PA\" inspect p", in: dir.path)
         #expect(cut.exitCode == 1 && cut.stderr.contains("p ends early"), "exit \(cut.exitCode): \(cut.stderr)")
     }
 
@@ -48,7 +37,7 @@ struct PipeTests {
     func exportToImportThroughAPipe() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("source"), days: 10)
-        let result = try Self.shell("\"$PA\" export --store source -o - | \"$PA\" import - --store copy --no-backfill", in: dir.path)
+        let result = try CLI.shell("\"$PA\" export --store source -o - | \"$PA\" import - --store copy --no-backfill", in: dir.path)
         #expect(result.exitCode == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Imported standard input into copy"))
         #expect(!FileManager.default.fileExists(atPath: dir.file("-")))
@@ -60,7 +49,7 @@ struct PipeTests {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("s"), days: 3)
         try FileManager.default.createDirectory(atPath: dir.file("tmp"), withIntermediateDirectories: false)
-        let result = try Self.shell("TMPDIR=\"$PWD/tmp\" \"$PA\" export --store s -o - --json > out.json.gz", in: dir.path)
+        let result = try CLI.shell("TMPDIR=\"$PWD/tmp\" \"$PA\" export --store s -o - --json > out.json.gz", in: dir.path)
         #expect(result.exitCode == 0, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stderr.utf8)) as? [String: Any])
@@ -78,7 +67,7 @@ struct PipeTests {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("s"), days: 30)
         try FileManager.default.createDirectory(atPath: dir.file("tmp"), withIntermediateDirectories: false)
-        let result = try Self.shell("{ TMPDIR=\"$PWD/tmp\" \"$PA\" export --store s -o - 2>err.txt; echo $? >rc.txt; } | head -c 100 >/dev/null; cat rc.txt err.txt", in: dir.path)
+        let result = try CLI.shell("{ TMPDIR=\"$PWD/tmp\" \"$PA\" export --store s -o - 2>err.txt; echo $? >rc.txt; } | head -c 100 >/dev/null; cat rc.txt err.txt", in: dir.path)
         #expect(result.stdout.hasPrefix("1\n"), "\(result.stdout)")
         #expect(result.stdout.contains("standard output"), "\(result.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("tmp")).isEmpty)
@@ -89,7 +78,7 @@ struct PipeTests {
         let dir = TemporaryDirectory()
         for command in ["inspect \"\(Repository.sampleFormat2)\"", "inspect \"\(Repository.sampleFormat2)\" --json", "keygen -o k\(redirect.count).txt", "--version",
                         "import \"\(Repository.sampleFormat1)\" --store s --no-backfill"] {
-            let result = try Self.shell("\"$PA\" \(command) \(redirect)", in: dir.path)
+            let result = try CLI.shell("\"$PA\" \(command) \(redirect)", in: dir.path)
             #expect(result.exitCode == 1, "\(command) \(redirect): \(result.stderr)")
             #expect(result.stderr.hasPrefix("Error: cannot write standard output"), "\(command) \(redirect): \(result.stderr)")
         }
@@ -98,7 +87,7 @@ struct PipeTests {
     @Test("inspect - reads a gzip archive from a pipe as it reads the file, its size counted as it streams past")
     func inspectFromAPipe() throws {
         let fromFile = try CLI.run(["inspect", Repository.sampleFormat2, "--json"])
-        let fromPipe = try Self.shell("cat \"\(Repository.sampleFormat2)\" | \"$PA\" inspect - --json", in: NSTemporaryDirectory())
+        let fromPipe = try CLI.shell("cat \"\(Repository.sampleFormat2)\" | \"$PA\" inspect - --json", in: NSTemporaryDirectory())
         #expect(fromPipe.exitCode == 0, "\(fromPipe.stderr)")
         #expect(fromPipe.stdout == fromFile.stdout)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: Repository.sampleFormat2)[.size] as? Int)
@@ -107,7 +96,7 @@ struct PipeTests {
 
     @Test("verify - checks an archive from a pipe, its round trip included")
     func verifyFromAPipe() throws {
-        let result = try Self.shell("gunzip -c \"\(Repository.sampleFormat2)\" | \"$PA\" verify - --json", in: NSTemporaryDirectory())
+        let result = try CLI.shell("gunzip -c \"\(Repository.sampleFormat2)\" | \"$PA\" verify - --json", in: NSTemporaryDirectory())
         #expect(result.exitCode == 0, "\(result.stderr)")
         #expect(result.json["ok"] as? Bool == true)
     }
@@ -130,7 +119,7 @@ struct PipeTests {
         let database = dir.file("store") + "/pulse.sqlite"
         let before = try #require(FileManager.default.contents(atPath: database))
         let size = try #require(try FileManager.default.attributesOfItem(atPath: dir.file("other.json.gz"))[.size] as? Int)
-        let result = try Self.shell("head -c \(Int(Double(size) * fraction)) other.json.gz | \"$PA\" import - --store store --replace", in: dir.path)
+        let result = try CLI.shell("head -c \(Int(Double(size) * fraction)) other.json.gz | \"$PA\" import - --store store --replace", in: dir.path)
         #expect(result.exitCode == 1)
         #expect(result.stderr.contains("standard input"), "\(result.stderr)")
         #expect(FileManager.default.contents(atPath: database) == before)
@@ -171,7 +160,7 @@ struct PipeTests {
         let fromFile = try CLI.run(["inspect", path, "--json"])
         #expect(fromFile.exitCode == 0, "\(fromFile.stderr)")
         #expect(fromFile.json["dialect"] as? String == dialect)
-        let fromPipe = try Self.shell("cat lookahead.json | \"$PA\" inspect - --json", in: dir.path)
+        let fromPipe = try CLI.shell("cat lookahead.json | \"$PA\" inspect - --json", in: dir.path)
         #expect(fromPipe.exitCode == 0, "\(fromPipe.stderr)")
         #expect(fromPipe.stdout == fromFile.stdout)
         #expect(((fromPipe.json["tables"] as? [String: Any])?["measurements"] as? Int ?? 0) > 10_000)
@@ -244,10 +233,10 @@ struct ExportNameTests {
 struct DiffPipeTests {
     @Test("diff - FILE reads OLD from a pipe; diff - - is a usage error")
     func diffFromStandardInput() throws {
-        let fromPipe = try PipeTests.shell("gunzip -c \"\(Repository.sampleFormat2)\" | \"$PA\" diff - \"\(Repository.sampleFormat2)\" --json --exit-code", in: NSTemporaryDirectory())
+        let fromPipe = try CLI.shell("gunzip -c \"\(Repository.sampleFormat2)\" | \"$PA\" diff - \"\(Repository.sampleFormat2)\" --json --exit-code", in: NSTemporaryDirectory())
         #expect(fromPipe.exitCode == 0, "\(fromPipe.stderr)")
         #expect(fromPipe.json["identical"] as? Bool == true)
-        let both = try PipeTests.shell("\"$PA\" diff - - < \"\(Repository.sampleFormat2)\"", in: NSTemporaryDirectory())
+        let both = try CLI.shell("\"$PA\" diff - - < \"\(Repository.sampleFormat2)\"", in: NSTemporaryDirectory())
         #expect(both.exitCode == 64)
         #expect(both.stderr.contains("both be standard input"))
     }

@@ -10,8 +10,9 @@ import PulseAge
 @Suite("Plain exports and nightly backups")
 struct PlainExportTests {
     @discardableResult
-    static func sh(_ script: String, in dir: TemporaryDirectory, environment: [String: String] = [:], expectingSuccess: Bool = true) throws -> CLI.Result {
-        try EncryptionCLITests.sh(script, in: dir, environment: environment, expectingSuccess: expectingSuccess)
+    static func sh(_ script: String, in dir: TemporaryDirectory, environment: [String: String] = [:], expectingSuccess: Bool = true,
+                   sourceLocation: SourceLocation = #_sourceLocation) throws -> CLI.Result {
+        try CLI.shell(script, environment: environment, in: dir.path, expectingSuccess: expectingSuccess, sourceLocation: sourceLocation)
     }
 
     static func bytes(_ path: String) -> [UInt8] { EncryptionCLITests.bytes(path) }

@@ -18,14 +18,8 @@ struct TablesTests {
     @discardableResult
     static func sh(_ script: String, in dir: TemporaryDirectory, expectingSuccess: Bool = true,
                    sourceLocation: SourceLocation = #_sourceLocation) throws -> CLI.Result {
-        let process = CLI.process([], in: dir.path)
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script]
-        process.environment?["PA"] = CLI.executable
-        process.environment?["CHECK"] = Repository.root + "/scripts/check_tables.py"
-        let result = try CLI.collect(process)
-        if expectingSuccess { #expect(result.exitCode == 0, "\(script): \(result.stderr)", sourceLocation: sourceLocation) }
-        return result
+        try CLI.shell(script, environment: ["CHECK": Repository.root + "/scripts/check_tables.py"], in: dir.path,
+                      expectingSuccess: expectingSuccess, sourceLocation: sourceLocation)
     }
 
     /// Values a CSV reader or a spreadsheet could lose or misread, one per wearable log.
