@@ -110,16 +110,22 @@ public final class GadgetbridgeDatabase {
             devices.append(GadgetbridgeDevice(id: statement.int64(at: 0), name: statement.text(at: 1), identifier: statement.text(at: 2),
                                               typeName: statement.text(at: 3), alias: statement.isNull(at: 4) ? nil : statement.text(at: 4), rows: 0))
         }
-        // A device's rows: in every *SAMPLE table that has DEVICE_ID (§3.9).
-        var counts: [Int64: Int] = [:]
+        // A device's rows: in every *SAMPLE table that has DEVICE_ID (§3.9), matched as the
+        // import reads a ring's rows (`DEVICE_ID = _id`, as SQLite compares: 1.0 is 1, the text
+        // '1' is not), so that the device's count is the sum of what its tables read.
         for table in sampleTables.sorted() {
             let columns = try database.prepare("SELECT 1 FROM pragma_table_info(?) WHERE upper(name) = 'DEVICE_ID'")
             try columns.bind(text: table, at: 1)
             guard try columns.step() else { continue }
-            let count = try database.prepare("SELECT \"DEVICE_ID\", count(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\" GROUP BY \"DEVICE_ID\"")
-            while try count.step() { counts[count.int64(at: 0), default: 0] += Int(count.int64(at: 1)) }
+            let count = try database.prepare("SELECT count(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\" WHERE \"DEVICE_ID\" = ?")
+            for index in devices.indices {
+                count.reset()
+                try count.bind(int64: devices[index].id, at: 1)
+                _ = try count.step()
+                devices[index].rows += Int(count.int64(at: 0))
+            }
         }
-        return devices.map { var device = $0; device.rows = counts[$0.id] ?? 0; return device }
+        return devices
     }
 }
 

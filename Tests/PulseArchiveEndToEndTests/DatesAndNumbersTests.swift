@@ -121,6 +121,22 @@ struct DatesAndNumbersTests {
                           naming: "activityBuckets[0].timestamp", "before the years 0000–9999")
     }
 
+    @Test("an Android meal or food product whose date field is not epoch milliseconds is refused, not carried into the app's dialect")
+    func androidExtensionDatesThatAreNoDates() throws {
+        for (field, value) in [("createdAt", #""garbage""#), ("createdAt", "true"), ("createdAt", #"{"a":1}"#), ("createdAt", "1e20"),
+                               ("createdAt", #""2026-01-01T00:00:00Z""#), ("date", "1.5"), ("loggedAt", "[]")] {
+            let created = field == "createdAt" ? value : "1772175600000"
+            let extra = field == "createdAt" ? "" : #","\#(field)":\#(value)"#
+            try expectRefused(EdgeArchives.android(["mealEntries": #"[{"id":"m1","createdAt":\#(created),"updatedAt":0\#(extra)}]"#]),
+                              naming: "mealEntries[0].\(field)", "expected epoch milliseconds")
+        }
+        try expectRefused(EdgeArchives.android(["foodProducts": #"[{"code":"4006040000000","createdAt":"2026-03-10"}]"#]),
+                          naming: "foodProducts[0].createdAt", "expected epoch milliseconds")
+        // A null date stays null: the port writes a missing date so.
+        let text = try expectClosed(EdgeArchives.android(["mealEntries": #"[{"id":"m1","createdAt":1772175600000,"updatedAt":0,"deletedAt":null}]"#]))
+        #expect(text.contains(#""mealEntries":[{"createdAt":"2026-02-27T07:00:00.000Z","deletedAt":null,"id":"m1","updatedAt":"2026-02-27T07:00:00.000Z"}]"#), "\(text)")
+    }
+
     @Test("an Android bucket whose startEpoch is Int64.min or Int64.max is refused by inspect, verify and import without a crash")
     func androidStartEpochAtInt64Ends() throws {
         try expectRefused(EdgeArchives.android(["activityBuckets": EdgeArchives.androidBucket(startEpoch: Self.int64Min)]),

@@ -244,6 +244,30 @@ import PulseSQLite
         #expect(tables["COLMI_HEART_RATE_SAMPLE"]?["last"] as? String == "2026-03-01T23:55:00.000Z", "\(tables)")
     }
 
+    @Test("a device's rows are what its tables read, whatever type DEVICE_ID holds: 1.0 is the ring's, the text '1' and an unknown id belong to no device")
+    func deviceRowsAreWhatItsTablesRead() throws {
+        let dir = TemporaryDirectory()
+        let file = dir.file("typeless.db")
+        let database = try SQLiteDatabase(path: file, create: true)
+        // Columns without a declared type: SQLite keeps each value's own type.
+        try database.execute("""
+            CREATE TABLE DEVICE (_id INTEGER PRIMARY KEY, NAME TEXT NOT NULL, MANUFACTURER TEXT NOT NULL, IDENTIFIER TEXT NOT NULL UNIQUE, TYPE INTEGER NOT NULL, TYPE_NAME TEXT, MODEL TEXT, ALIAS TEXT, PARENT_FOLDER TEXT);
+            INSERT INTO DEVICE VALUES (1, 'R02', 'Colmi', 'AA:BB:CC:DD:EE:FF', 0, 'COLMI_R02', NULL, NULL, NULL);
+            CREATE TABLE COLMI_HEART_RATE_SAMPLE (TIMESTAMP, DEVICE_ID, USER_ID, HEART_RATE);
+            INSERT INTO COLMI_HEART_RATE_SAMPLE VALUES (1730000460000, '1', 1, 61), (1730000520000, 1, 1, 62), (1730000580000, 1.0, 1, 63), (1730000640000, 99, 1, 64);
+            """)
+        database.close()
+        let inspected = try CLI.run(["inspect", file, "--json"])
+        #expect(inspected.exitCode == 0, "\(inspected.stderr)")
+        let devices = try #require(inspected.json["devices"] as? [[String: Any]])
+        let tables = try #require(inspected.json["tables"] as? [String: [String: Any]])
+        #expect(devices.first?["rows"] as? Int == 2 && tables["COLMI_HEART_RATE_SAMPLE"]?["rows"] as? Int == 2, "\(devices) \(tables)")
+        let json = try Self.importJSON([file, "--store", dir.file("store"), "--no-backfill"])
+        let imported = try #require((json["gadgetbridge"] as? [String: Any])?["devices"] as? [[String: Any]])
+        #expect(imported.first?["rows"] as? Int == 2, "\(imported)")
+        #expect(Self.tables(json)["COLMI_HEART_RATE_SAMPLE"] == ["read": 2, "imported": 2, "duplicate": 0, "invalid": 0, "unmapped": 0])
+    }
+
     @Test("a night split across two exports: the part the store lacks is not called a duplicate but counted as overlapping and said; a re-import of the same night stays duplicate")
     func nightSplitAcrossExports() throws {
         let dir = TemporaryDirectory()

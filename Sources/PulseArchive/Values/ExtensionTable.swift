@@ -8,15 +8,18 @@ public enum ExtensionTable: String, Sendable, CaseIterable {
     public var uniqueKey: String { self == .mealEntries ? "id" : "code" }
 
     /// Converts an Android row: epoch-millisecond date fields (`…At`, `date`, `timestamp`) to
-    /// ISO-8601 strings; a meal `updatedAt` of 0 becomes its `createdAt`.
+    /// ISO-8601 strings; a meal `updatedAt` of 0 becomes its `createdAt`. A date field holds
+    /// epoch milliseconds or `null` (the port writes a missing date so), as in every other
+    /// table of the port: a string, a fraction or a boolean there was never written by it, and
+    /// kept as found it would leave the app's dialect holding a "date" no reader can read.
     /// - Parameter location: the row (`mealEntries[3]`), for messages.
-    /// - Throws: `ArchiveError.invalidValue` for a date outside `ArchiveDate.representable`.
+    /// - Throws: `ArchiveError.invalidValue` for a date field holding anything else, or a date
+    ///   outside `ArchiveDate.representable`.
     func fromAndroid(_ object: [ByteKey: JSONNode], location: String) throws -> [ByteKey: JSONNode] {
         var converted = object
         for (key, value) in object where key.text.utf8.reversed().starts(with: "tA".utf8) || key == "date" || key == "timestamp" {
-            if value.integerValue != nil {
-                converted[key] = .string(try ArchiveDate.format(try AndroidDialect.epochMillis(value, location: "\(location).\(key.text)")))
-            }
+            if case .null = value { continue }
+            converted[key] = .string(try ArchiveDate.format(try AndroidDialect.epochMillis(value, location: "\(location).\(key.text)")))
         }
         if self == .mealEntries, object["updatedAt"]?.integerValue == 0, let created = converted["createdAt"] {
             converted["updatedAt"] = created
