@@ -46,12 +46,40 @@ enum ArgumentValues {
                 return .current
             }
         }
-        // The POSIX form of UTC without daylight saving (`UTC0`, `GMT0`), common in containers.
-        if ["UTC0", "GMT0", "UTC+0", "UTC-0", "GMT+0", "GMT-0"].contains(name) { name = "UTC" }
+        // The POSIX form of a fixed offset (`UTC0`, common in containers; `GMT+5`, `EST5`):
+        // hours west of Greenwich, as the C library reads it. Foundation would take "GMT+5" for
+        // five hours east, and name a backup or end a day ten hours off.
+        if let west = posixFixedOffset(name) {
+            guard let zone = west == 0 ? TimeZone(identifier: "UTC") : TimeZone(secondsFromGMT: -west) else {
+                throw UsageError(message: "The value '\(variable)' of the TZ environment variable is an offset of more than 18 hours: name a zone such as Europe/Berlin, or pass --timezone")
+            }
+            return zone
+        }
         guard let zone = TimeZone(identifier: String(name)) else {
             throw UsageError(message: "The value '\(variable)' of the TZ environment variable is not a zone identifier such as Europe/Berlin or UTC: correct or unset TZ, or pass --timezone")
         }
         return zone
+    }
+
+    /// The seconds west of Greenwich of a POSIX TZ value without daylight saving: a name of
+    /// three or more letters, then `[+-]hh[:mm[:ss]]` (`GMT+5` is five hours *west*); nil for
+    /// anything else (a zone identifier, a rule with daylight saving).
+    static func posixFixedOffset(_ value: Substring) -> Int? {
+        let name = value.prefix { $0.isASCII && $0.isLetter }
+        guard name.count >= 3 else { return nil }
+        var rest = value.dropFirst(name.count)
+        var sign = 1
+        if rest.first == "+" || rest.first == "-" {
+            sign = rest.first == "-" ? -1 : 1
+            rest = rest.dropFirst()
+        }
+        let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.count <= 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              let hours = Int(parts[0]), hours <= 24
+        else { return nil }
+        let minutes = parts.count > 1 ? Int(parts[1]) ?? 60 : 0, seconds = parts.count > 2 ? Int(parts[2]) ?? 60 : 0
+        guard minutes < 60, seconds < 60 else { return nil }
+        return sign * (hours * 3600 + minutes * 60 + seconds)
     }
 
     /// A `YYYY-MM-DD` calendar day.

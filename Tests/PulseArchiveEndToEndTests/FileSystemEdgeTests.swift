@@ -351,6 +351,27 @@ struct FileSystemEdgeTests {
         #expect(posix.exitCode == 0 && (posix.stdout.contains("(UTC)") || posix.stdout.contains("(GMT)")), "\(posix.stdout)\(posix.stderr)")
     }
 
+    @Test("a POSIX fixed offset in TZ (GMT+5, UTC-3:30, EST5) is hours west of Greenwich, as the C library reads it; past 18 hours it is refused")
+    func posixOffsetsInTZ() throws {
+        let dir = TemporaryDirectory()
+        let plain = try CLI.shell("gzip -dc < '\(Repository.sampleFormat2)'", expectingSuccess: true).stdout
+        try FileManager.default.createDirectory(atPath: dir.file("b"), withIntermediateDirectories: true)
+        let backup = dir.write("b/pulseloop-backup-2021-03-14-0300.json", plain)
+        // A file time no zone's clock could show as the name's minute: the name alone dates it.
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 946_684_800)], ofItemAtPath: backup)
+        for (tz, instant) in [("GMT+5", "2021-03-14T08:00:00.000Z"), ("UTC-3:30", "2021-03-13T23:30:00.000Z"),
+                              ("EST5", "2021-03-14T08:00:00.000Z"), ("GMT+0", "2021-03-14T03:00:00.000Z")] {
+            let libc = try CLI.shell("date -u -d @$(TZ='\(tz)' date -d '2021-03-14 03:00' +%s) +%Y-%m-%dT%H:%M:%S.000Z", expectingSuccess: true).stdout
+            #expect(libc == instant + "\n", "the C library reads \(tz) otherwise: \(libc)")
+            let result = try CLI.run(["prune", dir.file("b"), "--keep-last", "1", "--json"], environment: ["TZ": tz])
+            let kept = (result.json["kept"] as? [[String: Any]])?.first
+            #expect(result.exitCode == 0 && kept?["madeAt"] as? String == instant && kept?["madeAtFrom"] as? String == "name",
+                    "\(tz): \(result.stdout)\(result.stderr)")
+        }
+        let far = try CLI.run(["prune", dir.file("b"), "--keep-last", "1"], environment: ["TZ": "GMT+19"])
+        #expect(far.exitCode == 64 && far.stderr.contains("'GMT+19' of the TZ environment variable"), "\(far.stderr)")
+    }
+
     @Test("readiness --as-of 0000-01-01 prints the years of archive dates: 0000, then -0001")
     func yearZero() throws {
         let dir = TemporaryDirectory()
