@@ -97,11 +97,30 @@ public struct BackupName: Sendable, Equatable {
 
     /// The name's date-time read in `zone` (the first of two in a daylight-saving fold), in
     /// seconds since 1970: the order of last resort, for a backup nothing else dates.
+    ///
+    /// A minute the clocks skipped (02:30 on a spring-forward night in Berlin) is the instant
+    /// they skipped to, the gap's end, where Foundation would move it on by the gap's length
+    /// (to 03:30, after a name of 03:00): names in and after the gap keep the order of their
+    /// digits, those of one instant then ordered by name.
     public func instant(in zone: TimeZone) -> Int64 {
         var calendar = Self.utc
         calendar.timeZone = zone
         let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute)
-        return Int64(calendar.date(from: components)?.timeIntervalSince1970 ?? Double(digitsAsUTC))
+        guard let date = calendar.date(from: components) else { return digitsAsUTC }
+        let shown = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        let seconds = Int64(date.timeIntervalSince1970)
+        guard shown.year != year || shown.month != month || shown.day != day || shown.hour != hour || shown.minute != minute else { return seconds }
+        // The gap's end: the first second with the offset `date` has, within the two days
+        // before it (the longest skip on record, Samoa's in 2011, is one day).
+        let offset = { (second: Int64) in zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(second))) }
+        let after = offset(seconds)
+        var before = seconds - 2 * 86_400, end = seconds
+        guard offset(before) != after else { return seconds }
+        while end - before > 1 {
+            let middle = before + (end - before) / 2
+            if offset(middle) == after { end = middle } else { before = middle }
+        }
+        return end
     }
 
     private static let utc: Calendar = {

@@ -223,6 +223,27 @@ import PulseSystem
         #expect(Backup.dated(name, gzipTime: nil, fileTime: (digits + 86_400) * 1000, zone: zone) == Backup(name: name, madeAt: (digits - 3600) * 1000, madeAtSource: .name))
     }
 
+    @Test("names dated by themselves keep the order of their digits across a spring-forward gap: a minute the clocks skipped is the gap's end")
+    func namesInASpringForwardGap() throws {
+        for (zoneName, day, transition) in [("Europe/Berlin", "2021-03-28", Int64(1_616_893_200)), ("America/New_York", "2021-03-14", Int64(1_615_705_200))] {
+            let zone = try #require(TimeZone(identifier: zoneName))
+            let instants = try ["0159", "0200", "0230", "0259", "0300", "0301"].map { time in
+                try #require(BackupName("pulseloop-backup-\(day)-\(time).json")).instant(in: zone)
+            }
+            #expect(instants == [transition - 60, transition, transition, transition, transition, transition + 60], "\(zoneName): \(instants)")
+        }
+        // Through the binary: --keep-last 1 keeps 03:00, never the skipped 02:30.
+        let dir = TemporaryDirectory()
+        let plain = try CLI.shell("gzip -dc < '\(Repository.sampleFormat2)'", expectingSuccess: true).stdout
+        try FileManager.default.createDirectory(atPath: dir.file("b"), withIntermediateDirectories: true)
+        for time in ["0230", "0300"] {
+            let path = dir.write("b/pulseloop-backup-2021-03-28-\(time).json", plain)
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 946_684_800)], ofItemAtPath: path)
+        }
+        let result = try CLI.run(["prune", dir.file("b"), "--keep-last", "1", "--dry-run", "--json"], environment: ["TZ": "Europe/Berlin"])
+        #expect(Self.kept(result) == ["pulseloop-backup-2021-03-28-0300.json"], "\(result.stdout)\(result.stderr)")
+    }
+
     /// Every other backup of `name`'s minute in `names` has a lower `-n`.
     static func expectLast(_ name: String, in names: Set<String>) throws {
         let parts = try #require(BackupNameParts(name))
