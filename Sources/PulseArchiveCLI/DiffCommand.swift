@@ -177,7 +177,7 @@ struct DiffCommand: Subcommand {
             for (name, counts) in differing {
                 text += "\n\(name):\n"
                 for (mark, keys, total) in [("+", counts.addedKeys, counts.added), ("-", counts.removedKeys, counts.removed), ("~", counts.changedKeys, counts.changed)] {
-                    for key in keys { text += "  \(mark) \(keyText(key))\n" }
+                    for key in keys { text += "  \(mark) \(ShownText.listed(keyText(key)))\n" }
                     if total > keys.count { text += "  \(mark) … and \(ProgressLine.grouped(total - keys.count)) more\n" }
                 }
             }

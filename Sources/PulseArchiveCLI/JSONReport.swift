@@ -1,4 +1,5 @@
 import Foundation
+import PulseArchive
 
 /// A JSON value for `--json` output, keys kept in the order they were added.
 indirect enum JSONReport {
@@ -58,8 +59,8 @@ indirect enum JSONReport {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            // C0, DEL and C1 controls: JSON allows the last two raw, a terminal acts on them.
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value): out += String(format: "\\u%04x", scalar.value)
+            // C0 controls, and what JSON allows raw but a terminal acts on (`ShownText`).
+            case _ where scalar.value < 0x20 || ShownText.actsOnATerminal(scalar): out += String(format: "\\u%04x", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }

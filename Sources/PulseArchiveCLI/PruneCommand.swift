@@ -108,12 +108,7 @@ struct PruneCommand: Subcommand {
     }
 
     static func text(_ outcome: Prune.Outcome) -> String {
-        // A name with a line break or a space at either end is shown quoted and escaped: a
-        // table row must not fake another, nor hide what a name holds.
-        func shown(_ name: String) -> String {
-            name.contains(where: { $0.isNewline || $0 == "\t" }) || name.first == " " || name.last == " " || name.isEmpty
-                ? ShownText.quoted(name) : name
-        }
+        let shown = ShownText.listed
         var rows: [[String]] = []
         for kept in outcome.kept { rows.append(["keep", shown(kept.name.fileName), kept.reasons.joined(separator: ", ")]) }
         for file in outcome.removed { rows.append([outcome.dryRun ? "would remove" : "removed", shown(file), ""]) }

@@ -300,6 +300,25 @@ struct DiffTests {
         #expect(text.contains("  - … and 5 more"))
     }
 
+    @Test("a key with a line break, a line separator or a bidirectional override is listed quoted and escaped, never as a line of its own; --json keeps it exact")
+    func keysThatFakeLines() throws {
+        let dir = TemporaryDirectory()
+        var (old, archive) = try demoArchive(dir)
+        var settings = try #require(archive.root["settings"] as? [String: Any])
+        let keys = ["x\nmeasurements +999", "y\u{2028}fake", "z\u{202E}gnp.exe", " padded "]
+        for key in keys { settings[key] = "{}" }
+        archive.root["settings"] = settings
+        try archive.write(to: dir.file("new.json"))
+        let text = try diff([old, dir.file("new.json"), "--show", "10"]).stdout
+        #expect(!text.contains("\nmeasurements +999") && text.contains(#"  + "x\u{A}measurements +999""#) || text.contains(#"  + "x\nmeasurements +999""#), "\(text)")
+        #expect(!text.unicodeScalars.contains("\u{2028}") && !text.unicodeScalars.contains("\u{202E}"), "\(text.debugDescription)")
+        #expect(text.contains(#"  + " padded ""#), "\(text)")
+        let json = try diff([old, dir.file("new.json"), "--json", "--show", "10"])
+        #expect(!json.stdout.unicodeScalars.contains("\u{2028}") && !json.stdout.unicodeScalars.contains("\u{202E}"))
+        let added = try #require(((json.json["settings"] as? [String: Any])?["addedKeys"] as? [String]))
+        #expect(Set(added) == Set(keys), "\(added)")
+    }
+
     @Test("a key repeated within one archive is a problem of that archive, not a change, and the two are not called identical; --exit-code fails on it")
     func repeatedKeys() throws {
         let dir = TemporaryDirectory()

@@ -33,7 +33,27 @@ public enum ShownText {
         escapingControls(text).replacingOccurrences(of: "\n", with: "\\u{A}")
     }
 
+    /// `text` as it is, or quoted and escaped when it holds a line break (U+2028 and the rest
+    /// included) or a tab, starts or ends with a space, or is empty: for a name in a list or a
+    /// table row, which must not fake another row nor hide what it holds.
+    public static func listed(_ text: String) -> String {
+        text.contains(where: { $0.isNewline || $0 == "\t" }) || text.first == " " || text.last == " " || text.isEmpty
+            ? quoted(text) : text
+    }
+
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
+        (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || actsOnATerminal(scalar)
+    }
+
+    /// DEL, the C1 controls, the line and paragraph separators (a line break to some
+    /// terminals) and the bidirectional overrides and isolates (which reorder what follows
+    /// on the screen, so a name could show as another): characters JSON allows raw that a
+    /// terminal acts on. A JSON report escapes them too, so that its text passes this guard
+    /// unchanged.
+    public static func actsOnATerminal(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
     }
 }
