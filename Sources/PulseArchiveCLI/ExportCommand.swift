@@ -114,7 +114,8 @@ struct ExportCommand: Subcommand {
         guard let first = try BackupDirectory.nextSequence(forStem: stem, in: directory.isEmpty ? "." : directory) else {
             throw StoreError(.refused, "\(directory.isEmpty ? "." : directory) holds a backup of the minute \(stem) with a suffix longer than export writes: name the file with -o")
         }
-        return .newFile(directory: directory, stem: stem, suffix: (compressed ? ".json.gz" : ".json") + (encrypted ? ".age" : ""), firstAttempt: first)
+        return .newFile(directory: directory, stem: stem, suffix: (compressed ? ".json.gz" : ".json") + (encrypted ? ".age" : ""), firstAttempt: first,
+                        lastAttempt: BackupName.highestSequence)
     }
 
     /// A name ending `.age` promises age data, and people, scripts, `gunzip` and `prune` go by

@@ -135,7 +135,8 @@ public struct BackupDirectory {
     /// The `-n` an export should give a new backup of the minute `stem` in `path`: one past the
     /// highest of that minute's names there (any entry, plain or `.age`), 1 (no suffix) when
     /// there is none. Never a lower one freed by `prune`, which would sort before a backup
-    /// made earlier. Nil when a suffix there is longer than export writes.
+    /// made earlier. Nil when a suffix there is longer than export writes, or the next would
+    /// be: a name export wrote must be one it can go past.
     /// - Throws: `SystemError` when `path` cannot be listed.
     public static func nextSequence(forStem stem: String, in path: String) throws(SystemError) -> Int? {
         let directory = try openDirectory(path)
@@ -146,6 +147,6 @@ public struct BackupDirectory {
             guard let number = backup.sequenceNumber else { return nil }
             highest = max(highest, number)
         }
-        return highest + 1
+        return highest < BackupName.highestSequence ? highest + 1 : nil
     }
 }

@@ -81,6 +81,9 @@ public struct BackupName: Sendable, Equatable {
     /// no export writes.
     public var sequenceNumber: Int? { sequence.utf8.count <= 9 ? Int(sequence) : nil }
 
+    /// The highest `-n` export writes: nine digits.
+    public static let highestSequence = 999_999_999
+
     /// The name's date-time read as if it were UTC, in seconds since 1970.
     var digitsAsUTC: Int64 {
         let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute)

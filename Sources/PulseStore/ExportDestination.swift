@@ -9,8 +9,9 @@ public enum ExportDestination {
     /// next numbers: the first name free when the archive is complete. A nightly job that runs
     /// twice within the minute of the default name gets a second archive, not a refusal. The
     /// caller starts past every name of the minute already there, so a name `prune` freed is
-    /// not handed to a newer archive that would then sort before an older one.
-    case newFile(directory: String, stem: String, suffix: String, firstAttempt: Int = 1)
+    /// not handed to a newer archive that would then sort before an older one. No number past
+    /// `lastAttempt` is tried: the caller's scheme could not go past it again.
+    case newFile(directory: String, stem: String, suffix: String, firstAttempt: Int = 1, lastAttempt: Int = .max)
     /// A stream that cannot seek (standard output, a pipe): the archive goes out once it is
     /// complete and checked, from a private temporary file, because the gzip header carries a
     /// checksum of what follows it and is written last.

@@ -17,8 +17,12 @@ extension PulseStore {
             switch destination {
             case .file(let path):
                 return try store.export(to: AtomicFile(targetPath: path), alternatives: [], options: options)
-            case .newFile(let directory, let stem, let suffix, let firstAttempt):
-                let names = (firstAttempt..<firstAttempt + ExportDestination.attempts).lazy.map {
+            case .newFile(let directory, let stem, let suffix, let firstAttempt, let lastAttempt):
+                guard firstAttempt <= lastAttempt else {
+                    throw StoreError(.refused, "\(directory) holds an archive named \(stem) with the last number this scheme has; choose another name")
+                }
+                let tried = firstAttempt...(firstAttempt + min(ExportDestination.attempts - 1, lastAttempt - firstAttempt))
+                let names = tried.lazy.map {
                     ExportDestination.candidate(directory: directory, stem: stem, suffix: suffix, attempt: $0)
                 }
                 guard let free = names.first(where: { !PrivateFiles.exists($0) }) else {

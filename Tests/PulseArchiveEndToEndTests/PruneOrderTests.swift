@@ -158,6 +158,17 @@ import PulseSystem
         #expect(Self.kept(last) == [third])
     }
 
+    @Test("export refuses a suffix past 9 digits rather than write a name no later export could go past")
+    func lastSuffix() throws {
+        let f = try Fixture()
+        for stem in Self.stemsOfThisMinuteAndNext() {
+            FileManager.default.createFile(atPath: f.backups + "/" + stem + "-999999999.json", contents: Data())
+        }
+        let result = try CLI.run(["export", "--store", f.store, "-o", f.backups, "--quiet"])
+        #expect(result.exitCode == 1 && result.stderr.contains("with a suffix longer than export writes"), "\(result.stdout)\(result.stderr)")
+        #expect(try f.left().count == 2)
+    }
+
     @Test("without a key, an .age newest cut after its header, in its nonce or between chunks refuses the prune; a complete one passes")
     func headerOnlyEncryptedNewest() throws {
         let f = try Fixture()
