@@ -1,5 +1,5 @@
-/// The age identity-file format: one `AGE-SECRET-KEY-1…` per line, `#` comments and blank
-/// lines ignored, CRLF accepted.
+/// The age identity-file format: one `AGE-SECRET-KEY-1…` per line, `#` comments and empty
+/// lines ignored, CRLF accepted; read as age reads it (`KeyFileLines`).
 public enum AgeIdentityFile {
     /// - Parameters:
     ///   - bytes: the file's content.
@@ -13,7 +13,10 @@ public enum AgeIdentityFile {
             throw AgeError(.unsupportedIdentity, "\(name) is an encrypted (age) identity file: decrypt it with age first; passphrase-protected identity files are not supported")
         }
         var identities: [AgeX25519Identity] = []
-        for (number, line) in KeyFileLines.lines(of: bytes) {
+        for (number, line, spaced) in KeyFileLines.lines(of: bytes) {
+            if spaced {
+                throw AgeError(.identityFileSyntax, "\(name), line \(number): \(KeyFileLines.spacedMessage) (the line is not shown, as it may be a secret)")
+            }
             do {
                 identities.append(try AgeX25519Identity(bech32: line))
             } catch {
@@ -39,13 +42,15 @@ public enum AgeIdentityFile {
     }
 }
 
-/// A recipients file: one `age1…` per line, `#` comments and blank lines ignored.
+/// A recipients file: one `age1…` per line, `#` comments and empty lines ignored; read as
+/// age reads it (`KeyFileLines`).
 public enum AgeRecipientsFile {
     /// - Returns: the recipients, at least one.
     /// - Throws: `.recipientSyntax` naming the file and the line number (never the line).
     public static func parse(_ bytes: [UInt8], name: String) throws(AgeError) -> [AgeX25519Recipient] {
         var recipients: [AgeX25519Recipient] = []
-        for (number, line) in KeyFileLines.lines(of: bytes) {
+        for (number, line, spaced) in KeyFileLines.lines(of: bytes) {
+            if spaced { throw AgeError(.recipientSyntax, "\(name), line \(number): \(KeyFileLines.spacedMessage)") }
             if AgeX25519Identity.unsupportedType(line) != nil || line.uppercased().hasPrefix("AGE-SECRET-KEY-") {
                 throw AgeError(.recipientSyntax, "\(name), line \(number): a secret key, not a recipient: give the public key (age1…) and keep this file private")
             }
@@ -62,17 +67,22 @@ public enum AgeRecipientsFile {
     }
 }
 
-/// The lines of a key file that hold a key: numbered from 1, surrounding whitespace (and a
-/// CR of CRLF) removed, blank lines and `#` comments left out.
+/// The lines of a key file that hold a key, as age reads them: numbered from 1, the CR of a
+/// CRLF removed, empty lines and lines that start with `#` left out. A line with a space or
+/// tab at either end (or nothing else) is marked `spaced`: age refuses it, and so must we, or
+/// a key file checked with this tool would fail with age when a backup has to be restored.
 enum KeyFileLines {
-    static func lines(of bytes: [UInt8]) -> [(number: Int, text: String)] {
-        var result: [(Int, String)] = []
+    static let spacedMessage = "spaces or tabs before or after the key, or a line of only those: age refuses such a line too; remove them"
+
+    static func lines(of bytes: [UInt8]) -> [(number: Int, text: String, spaced: Bool)] {
+        var result: [(Int, String, Bool)] = []
         var number = 0
         for raw in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             number += 1
-            let trimmed = raw.drop { isSpace($0) }.reversed().drop { isSpace($0) }.reversed()
-            guard !trimmed.isEmpty, trimmed.first != UInt8(ascii: "#") else { continue }
-            result.append((number, String(decoding: trimmed, as: UTF8.self)))
+            let line = raw.last == 0x0D ? raw.dropLast() : raw
+            guard let first = line.first, first != UInt8(ascii: "#") else { continue }
+            let spaced = isSpace(first) || isSpace(line.last ?? first)
+            result.append((number, String(decoding: line, as: UTF8.self), spaced))
         }
         return result
     }

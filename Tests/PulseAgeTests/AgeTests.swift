@@ -163,8 +163,15 @@ import Testing
 
     @Test func recipientsFileParsesAndRefusesASecretWithoutShowingIt() throws {
         let a = try AgeX25519Identity.generate(), b = try AgeX25519Identity.generate()
-        let parsed = try AgeRecipientsFile.parse(Array("# team\n\(a.recipient.bech32)\n\n  \(b.recipient.bech32)  \n".utf8), name: "r.txt")
+        let parsed = try AgeRecipientsFile.parse(Array("# team\n\(a.recipient.bech32)\n\n\(b.recipient.bech32)\r\n".utf8), name: "r.txt")
         #expect(parsed == [a.recipient, b.recipient])
+        // Spaces around a recipient: age refuses the file, and so do we (by line).
+        do {
+            _ = try AgeRecipientsFile.parse(Array("\(a.recipient.bech32)\n  \(b.recipient.bech32)\n".utf8), name: "r.txt")
+            Issue.record("a recipient with spaces around it was taken")
+        } catch {
+            #expect(error.kind == .recipientSyntax && error.message.hasPrefix("r.txt, line 2: spaces or tabs"), "\(error.message)")
+        }
         do {
             _ = try AgeRecipientsFile.parse(Array("\(a.recipient.bech32)\n\(b.bech32Encoded())\n".utf8), name: "r.txt")
             Issue.record("a secret key was taken as a recipient")

@@ -107,6 +107,30 @@ struct EncryptionCLITests {
         }
     }
 
+    @Test("a key file works with age and with ours, or with neither: a space or tab around a key or a line of only those is refused by both; CRLF and # comments work with both")
+    func keyFilesAsAgeReadsThem() throws {
+        let f = try Fixture()
+        let secret = try #require(String(decoding: Self.bytes(f.dir.file("key.txt")), as: UTF8.self).split(separator: "\n").last.map(String.init))
+        try Self.sh("age -e -r \(f.publicKey) -o a.age plain.json.gz", in: f.dir)
+        let identities = [("trailing", "\(secret)  \n", false), ("leading", " \(secret)\n", false), ("tab", "\(secret)\t\n", false),
+                          ("blank", "\(secret)\n \n", false), ("indented comment", " # mine\n\(secret)\n", false),
+                          ("crlf", "# mine\r\n\(secret)\r\n\r\n", true), ("comments", "# a\n\n#b\n\(secret)\n", true)]
+        for (name, text, works) in identities {
+            f.dir.write("i.txt", text)
+            try Self.sh("chmod 600 i.txt", in: f.dir)
+            let age = try Self.sh("age -d -i i.txt a.age > /dev/null", in: f.dir, expectingSuccess: false)
+            let ours = try Self.sh("\"$PA\" inspect a.age -i i.txt", in: f.dir, expectingSuccess: false)
+            #expect((age.exitCode == 0) == works && (ours.exitCode == 0) == works, "\(name): age \(age.exitCode), ours \(ours.exitCode) \(ours.stderr)")
+            if !works { #expect(!ours.stderr.contains(String(secret.dropFirst(20).prefix(16))), "\(name): the secret was shown") }
+        }
+        for (name, text, works) in [("trailing", "\(f.publicKey) \n", false), ("blank", "\(f.publicKey)\n\t\n", false), ("crlf", "#x\r\n\(f.publicKey)\r\n", true)] {
+            f.dir.write("r.txt", text)
+            let age = try Self.sh("age -e -R r.txt -o /dev/null plain.json.gz", in: f.dir, expectingSuccess: false)
+            let ours = try Self.sh("\"$PA\" export --store store -R r.txt -o r-\(name.prefix(4)).json.gz.age", in: f.dir, expectingSuccess: false)
+            #expect((age.exitCode == 0) == works && (ours.exitCode == 0) == works, "\(name): age \(age.exitCode), ours \(ours.exitCode) \(ours.stderr)")
+        }
+    }
+
     @Test("without a key: inspect shows the header and says a key is needed, verify cannot vouch; both exit 1")
     func withoutAKey() throws {
         let f = try Fixture()
