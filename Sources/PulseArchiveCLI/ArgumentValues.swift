@@ -106,6 +106,9 @@ enum ArgumentValues {
             guard stat(argument, &info) == 0, [S_IFIFO, S_IFCHR, S_IFSOCK].contains(info.st_mode & S_IFMT) else { return .file(argument) }
             return .stream(try SystemFile.openForReading(argument), named: argument)
         }
+        if StandardStreams.closedAtStart.contains(STDIN_FILENO) {
+            throw UsageError(message: "Standard input is closed (<&-): pipe an archive in (… | pulse-archive import -) or name a file")
+        }
         if isatty(STDIN_FILENO) == 1 {
             throw UsageError(message: "Standard input is a terminal: pipe an archive in (… | pulse-archive import -) or name a file")
         }

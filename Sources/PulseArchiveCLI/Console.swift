@@ -16,9 +16,21 @@ struct Console {
     /// values from archives and stores, and a terminal must not act on them. JSON output has
     /// none to escape (`JSONReport` writes them as `\u` escapes), so it stays exact.
     /// - Throws: `SystemError` when standard output cannot take it (closed, a full disk, a
-    ///   reader gone): the command then fails with exit 1, whatever it had done.
+    ///   reader gone): the command then fails with exit 1, and says that what it did stands,
+    ///   since a report comes after the work (a retried import would find a store with data).
     func out(_ text: String) throws {
-        try Self.emit(ShownText.escapingControls(text) + "\n", to: STDOUT_FILENO, name: "standard output")
+        let done = "the command's work is done and stands; only this report is lost"
+        // Closed at the start and held by /dev/null since (`StandardStreams`): the report
+        // would vanish there, while the caller is owed a failure as for any stream that
+        // cannot take it.
+        if StandardStreams.closedAtStart.contains(STDOUT_FILENO) {
+            throw SystemError(.io, "cannot write standard output: it was closed (>&-); \(done)")
+        }
+        do {
+            try Self.emit(ShownText.escapingControls(text) + "\n", to: STDOUT_FILENO, name: "standard output")
+        } catch {
+            throw SystemError(.io, "\(error.message); \(done)")
+        }
     }
 
     /// Writes a message line, control characters escaped as by `out`.
@@ -32,7 +44,7 @@ struct Console {
         try? Self.emit(text + "\n", to: STDERR_FILENO, name: "standard error")
     }
 
-    private static func emit(_ text: String, to descriptor: Int32, name: String) throws {
+    private static func emit(_ text: String, to descriptor: Int32, name: String) throws(SystemError) {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {

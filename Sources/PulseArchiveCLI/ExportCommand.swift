@@ -92,7 +92,13 @@ struct ExportCommand: Subcommand {
     ///   `.json`; a name given must end `.gz` exactly when the export compresses.
     static func destination(_ output: String?, at date: Date, encrypted: Bool, compressed: Bool, passphraseVariableSet: Bool = false,
                             zone: () throws -> TimeZone) throws -> ExportDestination {
-        if output == "-" { return .stream(FileSink(try SystemFile.standardOutput())) }
+        if output == "-" {
+            // Written to the /dev/null that holds its place, the archive would be lost.
+            if StandardStreams.closedAtStart.contains(STDOUT_FILENO) {
+                throw UsageError(message: "Standard output is closed (>&-): '-o -' would write the archive nowhere; redirect it to a file or a pipe, or name a file")
+            }
+            return .stream(FileSink(try SystemFile.standardOutput()))
+        }
         // `-o /backups/` means the folder (its default name inside); without the folder there
         // is no name to check, and advice to call the file `/backups/.gz` would be wrong.
         if let output, output.hasSuffix("/"), !PrivateFiles.isDirectory(output) {

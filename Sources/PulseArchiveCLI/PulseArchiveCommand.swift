@@ -26,6 +26,9 @@ public enum PulseArchiveCommand {
 
     /// Runs the command line and exits the process with its code.
     public static func main() -> Never {
+        // Before anything opens a file: a standard stream the caller closed is held by
+        // /dev/null, so that no file of ours takes its number.
+        _ = StandardStreams.closedAtStart
         // Whatever the caller's umask, nothing this tool creates is readable by others.
         umask(0o077)
         // A test's refusals read before any work: a misspelt one ends the run before it writes.
