@@ -67,6 +67,18 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
         message.contains(file) ? self : ArchiveError(kind, "\(file): \(message)", table: table, limit: limit)
     }
 
+    /// The same error placed in the row it was found in (`measurements[12]`), unless it has a
+    /// place already: for what the JSON scanner finds inside a row (a string past the limit,
+    /// a number it cannot read, nesting too deep), which knows only the byte offset.
+    func located(at location: String, table: String) -> ArchiveError {
+        guard self.table == nil, [.notAnArchive, .limitExceeded, .invalidValue].contains(kind) else { return self }
+        let isWrapped = message.hasPrefix(Self.notAnArchivePrefix)
+        let detail = isWrapped ? message.dropFirst(Self.notAnArchivePrefix.count) : message[...]
+        guard !detail.hasPrefix(location) else { return ArchiveError(kind, message, table: table, limit: limit) }
+        let placed = (isWrapped ? Self.notAnArchivePrefix : "") + location + ": " + detail
+        return ArchiveError(kind, placed, table: table, limit: limit)
+    }
+
     /// The wording for anything the app would call "isn't a PulseLoop export, or it's damaged".
     static func notAnArchive(_ detail: String, table: String? = nil) -> ArchiveError {
         ArchiveError(.notAnArchive, notAnArchivePrefix + detail, table: table)
@@ -81,9 +93,14 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     static func unsupportedVersion(found: Int64) -> ArchiveError {
+        unsupportedVersion(literal: String(found))
+    }
+
+    /// As `unsupportedVersion(found:)`, for a version past 64 bits, as the file writes it.
+    static func unsupportedVersion(literal: String) -> ArchiveError {
         ArchiveError(
             .unsupportedVersion,
-            "this archive is format \(found); this tool reads up to \(ArchiveFormat.newestVersion)"
+            "this archive is format \(literal); this tool reads up to \(ArchiveFormat.newestVersion)"
         )
     }
 }

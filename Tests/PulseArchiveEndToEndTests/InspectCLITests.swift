@@ -38,6 +38,8 @@ enum BadArchives {
             ("formatVersion 3", try edit(#""formatVersion":2"#, #""formatVersion":3"#), "format 3; this tool reads up to 2"),
             ("formatVersion only", Array(#"{"formatVersion": 1}"#.utf8), "missing required key"),
             ("formatVersion 0", try edit(#""formatVersion":2"#, #""formatVersion":0"#), "formatVersion 0 is below 1"),
+            ("formatVersion past 64 bits", try edit(#""formatVersion":2"#, #""formatVersion":20000000000000000000000"#),
+             "this archive is format 20000000000000000000000; this tool reads up to 2"),
             ("formatVersion string", try edit(#""formatVersion":2"#, #""formatVersion":"2""#), "missing formatVersion"),
             ("no formatVersion", try edit(#""formatVersion":2,"#, ""), "missing formatVersion"),
             // (Not a ZIP's "PK\u{03}\u{04}": import and inspect take a ZIP for a Gadgetbridge backup.)
@@ -59,7 +61,10 @@ enum BadArchives {
             ("integer beyond 64 bits", try edit(#""totalMinutes":-?[0-9]+"#, #""totalMinutes":99999999999999999999"#), "not an integer within 64 bits"),
             ("lone surrogate", try edit(#""unit":""#, #""unit":"\udc00"#), "lone low surrogate"),
             ("100 000 nested arrays", Array(("{\"x\":" + String(repeating: "[", count: 100_000)).utf8), "deeper than the limit of 256"),
-            ("long number", try edit(#""totalMinutes":-?[0-9]+"#, "\"totalMinutes\":1" + String(repeating: "0", count: 70)), "longer than the limit of 64"),
+            // What the JSON scanner finds inside a row names the row, not only the byte.
+            ("long number", try edit(#""totalMinutes":-?[0-9]+"#, "\"totalMinutes\":1" + String(repeating: "0", count: 70)), "sleepSessions[0]: a number literal near byte"),
+            ("leading zero", try edit(#""totalMinutes":-?[0-9]+"#, #""totalMinutes":01"#), #"sleepSessions[0]: invalid JSON at byte"#),
+            ("raw tab", try edit(#""unit":""#, "\"unit\":\"\t"), "[0]: invalid JSON at byte"),
         ]
     }
 }

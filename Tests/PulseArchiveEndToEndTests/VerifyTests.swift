@@ -87,6 +87,22 @@ struct VerifyTests {
         #expect(human.stdout.hasPrefix("Verifying \(cut) (format 2, gzip)\n"), "\(human.stdout)")
     }
 
+    @Test("a key repeated inside a document is named as such, and the read goes on past the document to report the rest")
+    func repeatedKeyInADocument() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 5)
+        #expect(try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("a.json"), "--compression", "none"]).exitCode == 0)
+        let text = try String(contentsOfFile: dir.file("a.json"), encoding: .utf8)
+        let range = try #require(text.range(of: #"\{"document":\{"#, options: .regularExpression))
+        let edited = text.replacingCharacters(in: range, with: #"{"document":{"x":{"a":1,"a":[2,{"b":3}]},"#)
+        let path = dir.write("repeated.json", edited)
+        let inspected = try CLI.run(["inspect", path])
+        #expect(inspected.exitCode == 1 && inspected.stderr.contains(#"documentStubs[0].document: the key "a" appears twice in one object"#), "\(inspected.stderr)")
+        let (result, problems) = try verify([path])
+        #expect(result.exitCode == 1 && result.json["tablesComplete"] as? Bool == true, "\(problems)")
+        #expect(errors(problems).map { $0["message"] as? String ?? "" } == [#"documentStubs[0].document: the key "a" appears twice in one object"#], "\(problems)")
+    }
+
     @Test("counts that disagree with the rows are an error")
     func countsMismatch() throws {
         let dir = TemporaryDirectory()

@@ -76,8 +76,10 @@ public enum JSONNode: Sendable, Equatable, Hashable {
     public static func parse(_ bytes: [UInt8], limits: ArchiveLimits = .standard, what: @autoclosure () -> String = "the document") throws -> JSONNode {
         try limits.checkWholeValue(bytes.count, what())
         let scanner = JSONScanner(source: MemorySource(bytes), limits: limits, capacity: max(16, min(bytes.count, 256 * 1024)))
-        let node = try read(scanner, depth: 0, location: "the document")
+        var repeated: ArchiveError?
+        let node = try read(scanner, depth: 0, location: "the document", repeated: &repeated)
         try scanner.expectEnd()
+        if let repeated { throw repeated }
         return node
     }
 
@@ -85,7 +87,11 @@ public enum JSONNode: Sendable, Equatable, Hashable {
     /// `scanner.limits.maxWholeValueBytes`; `depth` is the nesting level of its container.
     static func readWhole(_ scanner: JSONScanner, depth: Int, location: @autoclosure () -> String) throws -> JSONNode {
         let start = scanner.offset
-        let node = try read(scanner, depth: depth, location: location(), startedAt: start)
+        var repeated: ArchiveError?
+        let node = try read(scanner, depth: depth, location: location(), startedAt: start, repeated: &repeated)
+        // Thrown once the value is read to its end, so a reader that steps over the value to
+        // report the next problem finds the JSON after it, not the rest of this object.
+        if let repeated { throw repeated }
         let span = scanner.offset - start
         try scanner.limits.checkWholeValue(span, location())
         // The rule is on the value as our writer writes it (compact, escaped as the app does:
@@ -99,8 +105,10 @@ public enum JSONNode: Sendable, Equatable, Hashable {
 
     /// Reads one value; `depth` is the nesting level of its container. With `start`, the text
     /// read since that offset is checked against the whole-value limit as each value begins, so
-    /// a refused tree never grows much past the limit.
-    private static func read(_ scanner: JSONScanner, depth: Int, location: @autoclosure () -> String, startedAt start: Int64? = nil) throws -> JSONNode {
+    /// a refused tree never grows much past the limit. A key repeated in an object is kept in
+    /// `repeated` (the first one), its second value read and dropped, and the value read on.
+    private static func read(_ scanner: JSONScanner, depth: Int, location: @autoclosure () -> String, startedAt start: Int64? = nil,
+                             repeated: inout ArchiveError?) throws -> JSONNode {
         if let start { try scanner.limits.checkWholeValue(scanner.offset - start, location()) }
         var scratch: [UInt8] = []
         guard let c = try scanner.peek() else { throw scanner.unexpectedEnd() }
@@ -113,10 +121,14 @@ public enum JSONNode: Sendable, Equatable, Hashable {
                 repeat {
                     let key = ByteKey(try scanner.readString(scratch: &scratch))
                     try scanner.expect(JSONByte.colon, "':'")
+                    let value = try read(scanner, depth: depth + 1, location: location(), startedAt: start, repeated: &repeated)
                     guard members[key] == nil else {
-                        throw ArchiveError(.invalidValue, "\(location()): the key \(key.text.debugDescription) appears twice in one object")
+                        if repeated == nil {
+                            repeated = ArchiveError(.invalidValue, "\(location()): the key \(key.text.debugDescription) appears twice in one object")
+                        }
+                        continue
                     }
-                    members[key] = try read(scanner, depth: depth + 1, location: location(), startedAt: start)
+                    members[key] = value
                 } while try scanner.continues(closer: JSONByte.closeBrace)
             }
             return .object(members)
@@ -126,7 +138,7 @@ public enum JSONNode: Sendable, Equatable, Hashable {
             var elements: [JSONNode] = []
             if try !scanner.consumeIfClosing(JSONByte.closeBracket) {
                 repeat {
-                    elements.append(try read(scanner, depth: depth + 1, location: location(), startedAt: start))
+                    elements.append(try read(scanner, depth: depth + 1, location: location(), startedAt: start, repeated: &repeated))
                 } while try scanner.continues(closer: JSONByte.closeBracket)
             }
             return .array(elements)

@@ -171,6 +171,10 @@ struct EnvelopeParser {
         }
         try scanner.readNumberLiteral(into: &scratch)
         guard let version = ArchiveNumber.integer(scratch) else {
+            // A whole number past 64 bits is a version newer than any, not "not an integer".
+            if scratch.count <= 64, scratch.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+                throw ArchiveError.unsupportedVersion(literal: String(decoding: scratch, as: UTF8.self))
+            }
             throw ArchiveError.notAnArchive("missing formatVersion (\(String(decoding: scratch, as: UTF8.self)) is not an integer)")
         }
         sawFormatVersion = true
@@ -232,7 +236,11 @@ struct EnvelopeParser {
         var count = 0
         if try !scanner.consumeIfClosing(JSONByte.closeBracket) {
             repeat {
-                try element(&self, count)
+                do {
+                    try element(&self, count)
+                } catch let error as ArchiveError {
+                    throw error.located(at: "\(key)[\(count)]", table: key)
+                }
                 count += 1
             } while try scanner.continues(closer: JSONByte.closeBracket)
         }
