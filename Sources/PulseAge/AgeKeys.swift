@@ -94,6 +94,11 @@ public struct AgeX25519Recipient: Sendable, Equatable {
         // Bech32 allows either case, but age writes and accepts recipients in lower case only
         // ("unknown recipient type" for AGE1…): one that `age -r` refuses is not accepted here
         // either, so a recipient works with both tools or with neither.
+        // A secret key where a recipient goes: said as such (never shown), not taken for a
+        // recipient in the wrong case.
+        if lower.hasPrefix("age-secret-key-") {
+            throw AgeError(.recipientSyntax, "a secret key (AGE-SECRET-KEY-1…), not a recipient: give its public key (age1…), and keep the secret key private")
+        }
         if lower != bech32 {
             throw AgeError(.recipientSyntax, "an X25519 recipient with upper-case letters: age accepts recipients only in lower case (age1…), so this one is refused as age refuses it; write it in lower case")
         }

@@ -29,8 +29,10 @@ struct KeygenCommand: Subcommand {
         if let identityFile {
             var bytes = try KeyOptions.readKeyFile(identityFile, what: "identity file")
             defer { KeyOptions.wipe(&bytes) }
+            // Parsed first: a file of public keys given here holds no secret to warn about.
+            let identities = try AgeIdentityFile.parse(bytes, name: identityFile)
             KeyOptions.warnIfShared(identityFile, console: console)
-            for identity in try AgeIdentityFile.parse(bytes, name: identityFile) { try console.out(identity.recipient.bech32) }
+            for identity in identities { try console.out(identity.recipient.bech32) }
             return 0
         }
         try KeyOptions.protectMemory()

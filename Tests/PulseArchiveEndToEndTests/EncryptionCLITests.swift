@@ -179,6 +179,14 @@ struct EncryptionCLITests {
         #expect(device.exitCode == 1 && device.stderr.contains("no identity in the file") && !device.stderr.contains("chmod"), "\(device.stderr)")
         let empty = try Self.sh(": > empty.txt && chmod 644 empty.txt && \"$PA\" keygen -y empty.txt", in: f.dir, expectingSuccess: false)
         #expect(empty.exitCode == 1 && empty.stderr.contains("no identity in the file") && !empty.stderr.contains("holds a secret"), "\(empty.stderr)")
+        // A file of public keys holds no secret: refused as no identity file, with no warning.
+        let recipients = try Self.sh("echo \(f.publicKey) > pub.txt && chmod 644 pub.txt && \"$PA\" keygen -y pub.txt", in: f.dir, expectingSuccess: false)
+        #expect(recipients.exitCode == 1 && !recipients.stderr.contains("holds a secret"), "\(recipients.stderr)")
+        // A secret key where a recipient goes is called one, and never shown.
+        let secret = try #require(String(decoding: Self.bytes(f.dir.file("key.txt")), as: UTF8.self).split(separator: "\n").last.map(String.init))
+        let misplaced = try Self.sh("\"$PA\" export --store store -o s.json.gz.age -r \(secret)", in: f.dir, expectingSuccess: false)
+        #expect(misplaced.exitCode != 0 && misplaced.stderr.contains("a secret key (AGE-SECRET-KEY-1…), not a recipient"), "\(misplaced.stderr)")
+        #expect(!misplaced.stderr.contains(String(secret.dropFirst(20))), "the secret was shown")
     }
 
     /// Each refusal of point 5: its own message naming the file, exit 1, the store untouched.
