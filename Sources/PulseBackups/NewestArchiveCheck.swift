@@ -31,16 +31,22 @@ public enum NewestArchiveCheck {
     /// header must parse and the payload's length be one a complete file can have (a file cut
     /// right after its header would otherwise pass as the newest); keys given that do not open
     /// it refuse it.
+    /// - Returns: how far it was checked, and what it was found to be where its name says
+    ///   otherwise (`misnamed`): a `.age` that is not encrypted, plaintext anyone can read under
+    ///   a name its owner takes for sealed; a `.gz` that is plain JSON, or the reverse.
     /// - Throws: `UnreadableNewestArchive`.
     public static func check(_ name: BackupName, at path: String, limits: ArchiveLimits, keys: AgeKeys?, headerOnly: Bool,
-                             read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws(UnreadableNewestArchive) -> Depth {
+                             read: (ArchiveReader) throws -> ArchiveSummary = { try $0.inspect() }) throws(UnreadableNewestArchive) -> (depth: Depth, misnamed: String?) {
         do {
-            try read(ArchiveReader(ArchiveInput.file(path).decrypting(with: keys), limits: limits))
-            return .full
+            let summary = try read(ArchiveReader(ArchiveInput.file(path).decrypting(with: keys), limits: limits))
+            var found: [String] = []
+            if name.encrypted != summary.isEncrypted { found.append(summary.isEncrypted ? "encrypted" : "not encrypted") }
+            if name.compressed != summary.isCompressed { found.append(summary.isCompressed ? "gzip" : "plain JSON") }
+            return (.full, found.isEmpty ? nil : found.joined(separator: " and "))
         } catch let error as ArchiveError where error.kind == .encrypted && name.encrypted && headerOnly {
             do {
                 _ = try AgeFormat.checkStructure(of: try SystemFile.openForReading(path, followingLinks: false), name: path)
-                return .header
+                return (.header, nil)
             } catch let error as AgeError {
                 throw UnreadableNewestArchive(path: path, cause: ArchiveError(error.kind == .io ? .io : .decryption, error.message))
             } catch {

@@ -19,6 +19,9 @@ public enum Prune {
         public let dryRun: Bool
         /// How far the newest archive was checked before anything was removed (nil: no archive).
         public let newestCheck: NewestArchiveCheck.Depth?
+        /// What the newest archive was found to be where its name says otherwise ("not
+        /// encrypted"), or nil.
+        public let newestMisnamed: String?
     }
 
     /// Lists `directory`, plans with `policy`, reads the newest archive and, unless `dryRun`,
@@ -31,7 +34,7 @@ public enum Prune {
     /// - Parameter zone: the zone a name's date-time is read in for a backup nothing else dates.
     public static func run(directory: String, policy: RetentionPolicy, dryRun: Bool, limits: ArchiveLimits, keys: AgeKeys? = nil,
                            keysGiven: Bool = false, zone: TimeZone = .current,
-                           read: (ArchiveReader) throws -> Void = { _ = try $0.inspect() }) throws -> Outcome {
+                           read: (ArchiveReader) throws -> ArchiveSummary = { try $0.inspect() }) throws -> Outcome {
         precondition(!policy.isEmpty, "a prune policy needs at least one rule that keeps archives")
         // What killed exports left here (a partial file, a commit's placeholder at a backup's
         // name) is no backup: removed first, as the next export here would, so that it is
@@ -40,9 +43,10 @@ public enum Prune {
         let listing = try BackupDirectory(directory, zone: zone)
         let plan = policy.plan(listing.archives)
         var newestCheck: NewestArchiveCheck.Depth?
+        var newestMisnamed: String?
         if let newest = plan.newest {
-            newestCheck = try NewestArchiveCheck.check(newest, at: join(directory, newest.fileName), limits: limits, keys: keys,
-                                                       headerOnly: !keysGiven, read: read)
+            (newestCheck, newestMisnamed) = try NewestArchiveCheck.check(newest, at: join(directory, newest.fileName), limits: limits, keys: keys,
+                                                                         headerOnly: !keysGiven, read: read)
         }
         var removed: [String] = []
         var skipped: [(file: String, reason: String)] = []
@@ -73,7 +77,7 @@ public enum Prune {
             }
         }
         return Outcome(kept: plan.kept, removed: removed, skipped: skipped, failed: failed, ignored: listing.ignored, dryRun: dryRun,
-                       newestCheck: newestCheck)
+                       newestCheck: newestCheck, newestMisnamed: newestMisnamed)
     }
 
     private static func join(_ directory: String, _ name: String) -> String {

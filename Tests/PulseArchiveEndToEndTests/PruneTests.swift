@@ -90,6 +90,22 @@ import PulseSystem
         #expect(outcome.left.contains(usersOwn), "a file this tool did not make was removed")
     }
 
+    @Test("a newest archive whose name says otherwise than its contents (a .age not encrypted, a .gz of plain JSON) is kept and checked, with a warning and newestMisnamed")
+    func misnamedNewest() throws {
+        for (name, source, found) in [(Self.prefix + "2026-03-02-1200.json.gz.age", Repository.sampleFormat2, "not encrypted"),
+                                      (Self.prefix + "2026-03-02-1200.json.gz", Repository.sampleFormat1, "plain JSON")] {
+            let dir = try Self.directory(["2026-03-01-1200"])
+            try FileManager.default.copyItem(atPath: source, toPath: dir.file(name))
+            let result = try CLI.run(["prune", dir.path, "--keep-last", "1", "--dry-run", "--json"])
+            #expect(result.exitCode == 0 && result.json["newestMisnamed"] as? String == found && result.json["newestCheck"] as? String == "full",
+                    "\(name): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("warning: the newest archive \"\(name)\" is \(found), which its name does not say"), "\(result.stderr)")
+        }
+        let sound = try Self.directory(["2026-03-01-1200", "2026-03-02-1200"])
+        let result = try CLI.run(["prune", sound.path, "--keep-last", "1", "--dry-run", "--json"])
+        #expect(result.json.keys.contains("newestMisnamed") && result.json["newestMisnamed"] is NSNull && !result.stderr.contains("warning"), "\(result.stdout)")
+    }
+
     @Test func hours() throws {
         // Newest first: 1300-2, 1300, 1130, 1015, 1000, 0959, 0930, 0905. Hour 13's newest is
         // 1300-2 (the -2 was written after 1300), hour 11's is 1130, hour 10's is 1015: three
@@ -311,7 +327,7 @@ import PulseSystem
         let dir = try Self.directory(["2021-01-01-0000", "2021-01-02-0000"])
         dir.write("notes.txt", "x")
         let result = try CLI.run(["prune", dir.path, "--keep-last", "1", "--dry-run", "--json"])
-        #expect(Set(result.json.keys) == ["kept", "removed", "ignored", "dryRun", "skipped", "failed", "newestCheck"])
+        #expect(Set(result.json.keys) == ["kept", "removed", "ignored", "dryRun", "skipped", "failed", "newestCheck", "newestMisnamed"])
         #expect(result.json["ignored"] as? [String] == ["notes.txt"])
         let text = try CLI.run(["prune", dir.path, "--keep-last", "1"])
         #expect(text.exitCode == 0)
