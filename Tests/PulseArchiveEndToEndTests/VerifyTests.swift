@@ -112,6 +112,17 @@ struct VerifyTests {
         #expect(errors(problems).contains { $0["table"] as? String == "measurements" && ($0["message"] as? String ?? "").contains("declares 3 rows but holds 2") })
     }
 
+    @Test("a count of no table is a warning naming it, exit 0; the Android port's SQL names are not")
+    func countOfNoTable() throws {
+        let dir = TemporaryDirectory()
+        let text = try BadArchives.validText().replacingOccurrences(of: #""counts":{"#, with: #""counts":{"nosuch":1,"#)
+        let (result, problems) = try verify([dir.write("counts.json", text)])
+        #expect(result.exitCode == 0, "\(problems)")
+        #expect(problems.contains { $0["severity"] as? String == "warning" && $0["message"] as? String == #"counts names "nosuch", which is no table (ignored)"# }, "\(problems)")
+        let (android, androidProblems) = try verify([Repository.sampleAndroid])
+        #expect(android.exitCode == 0 && !androidProblems.contains { ($0["message"] as? String ?? "").contains("which is no table") }, "\(androidProblems)")
+    }
+
     @Test("an orphan stage block is a warning, exit 0")
     func orphan() throws {
         let dir = TemporaryDirectory()

@@ -72,6 +72,12 @@ struct EnvelopeParser {
         for table in ArchiveTable.all where table.isRequired && !keysSeen.contains(ByteKey(table.key)) {
             try problems.report(ArchiveError.notAnArchive("missing required table \"\(table.key)\"", table: table.key))
         }
+        // A count of no table is compared with nothing: said, as an unknown key is. (The
+        // Android port counts by SQL names, some of tables it does not export.)
+        let tables = Set((ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue)).map { ByteKey($0) })
+        for name in summary.declaredCounts.keys where !tables.contains(name) {
+            summary.warnings.append(ArchiveWarning(table: "counts", message: "counts names \(ShownText.quoted(name.text)), which is no table (ignored)"))
+        }
     }
 
     mutating func finishSummary() {
