@@ -18,6 +18,8 @@ public enum GadgetbridgeFile {
 
     static let sqliteMagic = Array("SQLite format 3\u{0}".utf8)
     static let zipMagic: [UInt8] = [0x50, 0x4B, 0x03, 0x04]
+    /// A ZIP with no entries starts with its end record: a ZIP still, not an archive of ours.
+    static let emptyZipMagic: [UInt8] = [0x50, 0x4B, 0x05, 0x06]
     /// The entry of the backup ZIP that holds the database.
     public static let databaseEntry = "database/Gadgetbridge"
 
@@ -36,7 +38,7 @@ public enum GadgetbridgeFile {
     /// The form a file's first bytes say, or nil.
     public static func form(ofHead head: [UInt8]) -> Form? {
         if head.starts(with: sqliteMagic) { return .database }
-        if head.starts(with: zipMagic) { return .backup }
+        if head.starts(with: zipMagic) || head.starts(with: emptyZipMagic) { return .backup }
         return nil
     }
 

@@ -336,7 +336,10 @@ import PulseSQLite
         try GadgetbridgeFixtures.zip(database: good, to: dir.file("other.zip"), databaseEntry: "database/Other")
         dir.write("zeros", Data(count: 24 << 20))
         try GadgetbridgeFixtures.zip(database: dir.file("zeros"), to: dir.file("bomb"))
+        // A ZIP of no entries: its end record alone, 22 bytes.
+        dir.write("empty.zip", Data([0x50, 0x4B, 0x05, 0x06] + [UInt8](repeating: 0, count: 18)))
         let cases: [(String, String)] = [
+            ("empty.zip", "is a ZIP but not a Gadgetbridge backup"),
             ("garbage", "file is not a database"), ("damaged", "is damaged"), ("nocolmi", "without any COLMI table"),
             ("other.zip", "is a ZIP but not a Gadgetbridge backup"), ("bomb", "ZIP bomb"),
         ]
