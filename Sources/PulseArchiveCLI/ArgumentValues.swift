@@ -20,7 +20,10 @@ enum ArgumentValues {
     /// `--timezone`, else `$TZ`, else the system's zone. An invalid `$TZ` is refused like an
     /// invalid `--timezone`, rather than read as UTC as Foundation would: days would silently
     /// fall on other boundaries, and an import stores the scores computed from them.
-    static func timeZone(_ text: String?, environment: [String: String]) throws -> TimeZone {
+    /// - Parameter commandHasOption: the command takes `--timezone`, so a bad `TZ` may be
+    ///   stepped around with it (export, prune and diff take only `TZ`).
+    static func timeZone(_ text: String?, environment: [String: String], commandHasOption: Bool = true) throws -> TimeZone {
+        let remedy = commandHasOption ? "correct or unset TZ, or pass --timezone" : "correct or unset TZ"
         if let text {
             // Foundation reads "GMT+14" as 14 hours east, POSIX TZ as 14 hours west: neither is
             // an IANA name, so such offsets are refused rather than read one way or the other.
@@ -50,13 +53,15 @@ enum ArgumentValues {
         // hours west of Greenwich, as the C library reads it. Foundation would take "GMT+5" for
         // five hours east, and name a backup or end a day ten hours off.
         if let west = posixFixedOffset(name) {
-            guard let zone = west == 0 ? TimeZone(identifier: "UTC") : TimeZone(secondsFromGMT: -west) else {
-                throw UsageError(message: "The value '\(variable)' of the TZ environment variable is an offset of more than 18 hours: name a zone such as Europe/Berlin, or pass --timezone")
+            // Only the offsets some zone of the world has: past them Foundation's date
+            // formatting traps, and prune's dating rules assume no clock is further out.
+            guard (-14 * 3600...12 * 3600).contains(west), let zone = west == 0 ? TimeZone(identifier: "UTC") : TimeZone(secondsFromGMT: -west) else {
+                throw UsageError(message: "The value '\(variable)' of the TZ environment variable is an offset no zone has (they run from UTC−12 to UTC+14): \(remedy)")
             }
             return zone
         }
         guard let zone = TimeZone(identifier: String(name)) else {
-            throw UsageError(message: "The value '\(variable)' of the TZ environment variable is not a zone identifier such as Europe/Berlin or UTC: correct or unset TZ, or pass --timezone")
+            throw UsageError(message: "The value '\(variable)' of the TZ environment variable is not a zone identifier such as Europe/Berlin or UTC: \(remedy)")
         }
         return zone
     }

@@ -64,7 +64,7 @@ struct DiffCommand: Subcommand {
         limits = try ArgumentValues.limits(arguments)
         keys = try KeyOptions.decryptionKeys(arguments, console: console, files: 2)
         // The Android dialect's local days (coachNotificationRecords.dateKey) are in $TZ's zone.
-        zone = try ArgumentValues.timeZone(nil, environment: console.environment)
+        zone = try ArgumentValues.timeZone(nil, environment: console.environment, commandHasOption: false)
         self.console = console
     }
 

@@ -52,7 +52,7 @@ struct ExportCommand: Subcommand {
         }
         output = try Self.destination(arguments.value("--output"), at: Date(), encrypted: KeyOptions.encrypts(arguments), compressed: compressed,
                                       passphraseVariableSet: console.environment[KeyOptions.variable] != nil,
-                                      zone: { try ArgumentValues.timeZone(nil, environment: console.environment) })
+                                      zone: { try ArgumentValues.timeZone(nil, environment: console.environment, commandHasOption: false) })
         if case .stream = output, isatty(STDOUT_FILENO) == 1 {
             throw UsageError(message: "Standard output is a terminal: an archive is binary; redirect it (-o - > FILE, or a pipe) or name a file with -o")
         }

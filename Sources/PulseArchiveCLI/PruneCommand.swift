@@ -65,7 +65,7 @@ struct PruneCommand: Subcommand {
         limits = try ArgumentValues.limits(arguments)
         keys = try KeyOptions.decryptionKeys(arguments, console: console)
         keysGiven = KeyOptions.keysGiven(arguments, console: console)
-        zone = try ArgumentValues.timeZone(nil, environment: console.environment)
+        zone = try ArgumentValues.timeZone(nil, environment: console.environment, commandHasOption: false)
         self.console = console
     }
 

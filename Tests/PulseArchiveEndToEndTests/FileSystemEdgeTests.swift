@@ -368,8 +368,27 @@ struct FileSystemEdgeTests {
             #expect(result.exitCode == 0 && kept?["madeAt"] as? String == instant && kept?["madeAtFrom"] as? String == "name",
                     "\(tz): \(result.stdout)\(result.stderr)")
         }
-        let far = try CLI.run(["prune", dir.file("b"), "--keep-last", "1"], environment: ["TZ": "GMT+19"])
-        #expect(far.exitCode == 64 && far.stderr.contains("'GMT+19' of the TZ environment variable"), "\(far.stderr)")
+        // Past the offsets zones have (UTC−12 to UTC+14), refused: Foundation's date formatting
+        // trapped on UTC+15 and UTC−18 in export's default name. export and prune take no
+        // --timezone, so the message does not offer one.
+        for tz in ["GMT+13", "GMT-15", "GMT+18", "GMT+19"] {
+            for arguments in [["prune", dir.file("b"), "--keep-last", "1"], ["export", "--store", dir.file("none"), "-o", dir.file("b") + "/"]] {
+                let far = try CLI.run(arguments, environment: ["TZ": tz])
+                #expect(far.exitCode == 64 && far.stderr.contains("'\(tz)' of the TZ environment variable is an offset no zone has")
+                        && !far.stderr.contains("--timezone"), "\(tz) \(arguments[0]): \(far.stderr)")
+            }
+        }
+        // At the edges, export names its file by the minute `date` shows.
+        try StoreFixtures.demoStore(dir.file("s"), days: 1)
+        for tz in ["GMT-14", "GMT+12"] {
+            let minute = "date +pulseloop-backup-%Y-%m-%d-%H%M.json.gz"
+            let result = try CLI.shell("export TZ='\(tz)'; mkdir '\(tz)'; \(minute); \"$PA\" export --store s -o \(tz)/ --quiet | xargs basename; \(minute)",
+                                       in: dir.path, expectingSuccess: false)
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.count == 3 && (lines[1] == lines[0] || lines[1] == lines[2]), "\(tz): \(result.stdout)\(result.stderr)")
+        }
+        let readiness = try CLI.run(["readiness", "--store", dir.file("none")], environment: ["TZ": "GMT+13"])
+        #expect(readiness.exitCode == 64 && readiness.stderr.contains("or pass --timezone"), "\(readiness.stderr)")
     }
 
     @Test("readiness --as-of 0000-01-01 prints the years of archive dates: 0000, then -0001")
