@@ -47,6 +47,8 @@ public final class SystemFile {
     /// Standard input, read like a file (a pipe cannot be rewound or reopened). A duplicate of
     /// descriptor 0, so releasing it leaves the process's standard input open.
     public static func standardInput() throws -> SystemFile {
+        // Held by /dev/null since the start (`StandardStreams`): it would read as empty.
+        if StandardStreams.closedAtStart.contains(0) { throw SystemError(.io, "cannot read standard input: it was closed (<&-)") }
         let fd = fcntl(0, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0 else { throw SystemError(.io, "cannot read standard input: \(errnoText())") }
         return SystemFile(path: "standard input", fd: fd)
@@ -55,6 +57,8 @@ public final class SystemFile {
     /// Standard output, written like a file. A duplicate of descriptor 1, so releasing it
     /// leaves the process's standard output open.
     public static func standardOutput() throws -> SystemFile {
+        // Held by /dev/null since the start (`StandardStreams`): what is written would be lost.
+        if StandardStreams.closedAtStart.contains(1) { throw SystemError(.io, "cannot write standard output: it was closed (>&-)") }
         let fd = fcntl(1, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0 else { throw SystemError(.io, "cannot write standard output: \(errnoText())") }
         return SystemFile(path: "standard output", fd: fd)

@@ -102,6 +102,9 @@ struct PipeTests {
         let quiet = try CLI.shell("\"$PA\" export --store s -o a.json.gz <&- >&- 2>&-; echo $? > rc1; \"$PA\" import a.json.gz --store t --no-backfill <&- >&- 2>&-; echo $? > rc2; cat rc1 rc2",
                                   in: dir.path)
         #expect(quiet.stdout == "1\n1\n", "\(quiet.stdout)")
+        // keygen writes the identity itself on standard output: closed, the key would be lost.
+        let keygen = try CLI.shell("\"$PA\" keygen >&-", in: dir.path)
+        #expect(keygen.exitCode == 1 && keygen.stderr.contains("cannot write standard output: it was closed") && !keygen.stderr.contains("Public key"), "\(keygen.stderr)")
         #expect(try CLI.run(["verify", dir.file("a.json.gz"), "--store", dir.file("t")]).exitCode == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("tmp")).isEmpty)
         #expect(!FileManager.default.fileExists(atPath: dir.file("out")))
