@@ -13,9 +13,9 @@ public enum AgeIdentityFile {
             throw AgeError(.unsupportedIdentity, "\(name) is an encrypted (age) identity file: decrypt it with age first; passphrase-protected identity files are not supported")
         }
         var identities: [AgeX25519Identity] = []
-        for (number, line, spaced) in KeyFileLines.lines(of: bytes) {
-            if spaced {
-                throw AgeError(.identityFileSyntax, "\(name), line \(number): \(KeyFileLines.spacedMessage) (the line is not shown, as it may be a secret)")
+        for (number, line, problem) in try KeyFileLines.lines(of: bytes, name: name, kind: .identityFileSyntax) {
+            if let problem {
+                throw AgeError(.identityFileSyntax, "\(name), line \(number): \(problem) (the line is not shown, as it may be a secret)")
             }
             do {
                 identities.append(try AgeX25519Identity(bech32: line))
@@ -49,8 +49,8 @@ public enum AgeRecipientsFile {
     /// - Throws: `.recipientSyntax` naming the file and the line number (never the line).
     public static func parse(_ bytes: [UInt8], name: String) throws(AgeError) -> [AgeX25519Recipient] {
         var recipients: [AgeX25519Recipient] = []
-        for (number, line, spaced) in KeyFileLines.lines(of: bytes) {
-            if spaced { throw AgeError(.recipientSyntax, "\(name), line \(number): \(KeyFileLines.spacedMessage)") }
+        for (number, line, problem) in try KeyFileLines.lines(of: bytes, name: name, kind: .recipientSyntax) {
+            if let problem { throw AgeError(.recipientSyntax, "\(name), line \(number): \(problem)") }
             if AgeX25519Identity.unsupportedType(line) != nil || line.uppercased().hasPrefix("AGE-SECRET-KEY-") {
                 throw AgeError(.recipientSyntax, "\(name), line \(number): a secret key, not a recipient: give the public key (age1…) and keep this file private")
             }
@@ -68,21 +68,29 @@ public enum AgeRecipientsFile {
 }
 
 /// The lines of a key file that hold a key, as age reads them: numbered from 1, the CR of a
-/// CRLF removed, empty lines and lines that start with `#` left out. A line with a space or
-/// tab at either end (or nothing else) is marked `spaced`: age refuses it, and so must we, or
-/// a key file checked with this tool would fail with age when a backup has to be restored.
+/// CRLF removed, empty lines and lines that start with `#` left out. A key line with a space
+/// or tab anywhere (around the key, or text beside it) carries that `problem`: age refuses
+/// such a line, and so must we, or a key file checked with this tool would fail with age when
+/// a backup has to be restored.
 enum KeyFileLines {
-    static let spacedMessage = "spaces or tabs before or after the key, or a line of only those: age refuses such a line too; remove them"
+    /// The longest line age reads (its line scanner's 64 KiB buffer holds the line and its
+    /// newline), comments included.
+    static let longestLine = 65_535
 
-    static func lines(of bytes: [UInt8]) -> [(number: Int, text: String, spaced: Bool)] {
-        var result: [(Int, String, Bool)] = []
+    /// - Throws: `kind`, naming the file and the line, for a line longer than `longestLine`.
+    static func lines(of bytes: [UInt8], name: String, kind: AgeErrorKind) throws(AgeError) -> [(number: Int, text: String, problem: String?)] {
+        var result: [(Int, String, String?)] = []
         var number = 0
         for raw in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             number += 1
+            guard raw.count <= longestLine else {
+                throw AgeError(kind, "\(name), line \(number): longer than the \(longestLine) bytes age reads in a line, so age refuses the file; shorten it")
+            }
             let line = raw.last == 0x0D ? raw.dropLast() : raw
             guard let first = line.first, first != UInt8(ascii: "#") else { continue }
-            let spaced = isSpace(first) || isSpace(line.last ?? first)
-            result.append((number, String(decoding: line, as: UTF8.self), spaced))
+            let problem = line.contains(where: isSpace)
+                ? "spaces or tabs in the line (around the key, or text beside it): age refuses such a line too; the key goes alone on its line" : nil
+            result.append((number, String(decoding: line, as: UTF8.self), problem))
         }
         return result
     }

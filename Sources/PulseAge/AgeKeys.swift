@@ -96,7 +96,7 @@ public struct AgeX25519Recipient: Sendable, Equatable {
         // either, so a recipient works with both tools or with neither.
         // A secret key where a recipient goes: said as such (never shown), not taken for a
         // recipient in the wrong case.
-        if lower.hasPrefix("age-secret-key-") {
+        if lower.contains("age-secret-key-") {
             throw AgeError(.recipientSyntax, "a secret key (AGE-SECRET-KEY-1…), not a recipient: give its public key (age1…), and keep the secret key private")
         }
         if lower != bech32 {

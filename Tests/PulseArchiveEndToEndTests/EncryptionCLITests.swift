@@ -114,7 +114,11 @@ struct EncryptionCLITests {
         try Self.sh("age -e -r \(f.publicKey) -o a.age plain.json.gz", in: f.dir)
         let identities = [("trailing", "\(secret)  \n", false), ("leading", " \(secret)\n", false), ("tab", "\(secret)\t\n", false),
                           ("blank", "\(secret)\n \n", false), ("indented comment", " # mine\n\(secret)\n", false),
-                          ("crlf", "# mine\r\n\(secret)\r\n\r\n", true), ("comments", "# a\n\n#b\n\(secret)\n", true)]
+                          ("crlf", "# mine\r\n\(secret)\r\n\r\n", true), ("comments", "# a\n\n#b\n\(secret)\n", true),
+                          ("text after the key", "\(secret) # mine\n", false),
+                          // age reads lines of up to 65 535 bytes, comments too.
+                          ("longest line", "# " + String(repeating: "a", count: 65_533) + "\n\(secret)\n", true),
+                          ("a line too long", "# " + String(repeating: "a", count: 65_534) + "\n\(secret)\n", false)]
         for (name, text, works) in identities {
             f.dir.write("i.txt", text)
             try Self.sh("chmod 600 i.txt", in: f.dir)
@@ -123,7 +127,8 @@ struct EncryptionCLITests {
             #expect((age.exitCode == 0) == works && (ours.exitCode == 0) == works, "\(name): age \(age.exitCode), ours \(ours.exitCode) \(ours.stderr)")
             if !works { #expect(!ours.stderr.contains(String(secret.dropFirst(20).prefix(16))), "\(name): the secret was shown") }
         }
-        for (name, text, works) in [("trailing", "\(f.publicKey) \n", false), ("blank", "\(f.publicKey)\n\t\n", false), ("crlf", "#x\r\n\(f.publicKey)\r\n", true)] {
+        for (name, text, works) in [("trailing", "\(f.publicKey) \n", false), ("blank", "\(f.publicKey)\n\t\n", false), ("crlf", "#x\r\n\(f.publicKey)\r\n", true),
+                                    ("a line too long", "# " + String(repeating: "a", count: 70_000) + "\n\(f.publicKey)\n", false)] {
             f.dir.write("r.txt", text)
             let age = try Self.sh("age -e -R r.txt -o /dev/null plain.json.gz", in: f.dir, expectingSuccess: false)
             let ours = try Self.sh("\"$PA\" export --store store -R r.txt -o r-\(name.prefix(4)).json.gz.age", in: f.dir, expectingSuccess: false)
