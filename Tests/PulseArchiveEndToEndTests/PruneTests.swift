@@ -106,6 +106,17 @@ import PulseSystem
         #expect(result.json.keys.contains("newestMisnamed") && result.json["newestMisnamed"] is NSNull && !result.stderr.contains("warning"), "\(result.stdout)")
     }
 
+    @Test("a name with escaped characters keeps the report's columns in line")
+    func escapedNamesKeepColumns() throws {
+        let dir = try Self.directory(["2026-03-01-1200"])
+        for name in ["esc\u{1B}[31mR", "rlo\u{202E}abc", "plain"] { dir.write(name, "x") }
+        let result = try CLI.run(["prune", dir.path, "--keep-last", "1", "--dry-run"])
+        let rows = result.stdout.split(separator: "\n").filter { $0.contains("ignored  ") }
+        let columns = Set(rows.map { row in row.distance(from: row.startIndex, to: row.range(of: "not a backup")!.lowerBound) })
+        #expect(rows.count == 3 && columns.count == 1, "\(result.stdout)")
+        #expect(result.stdout.contains(#"esc\u{1B}[31mR"#) && !result.stdout.unicodeScalars.contains("\u{1B}"), "\(result.stdout)")
+    }
+
     @Test func hours() throws {
         // Newest first: 1300-2, 1300, 1130, 1015, 1000, 0959, 0930, 0905. Hour 13's newest is
         // 1300-2 (the -2 was written after 1300), hour 11's is 1130, hour 10's is 1015: three

@@ -33,12 +33,14 @@ public enum ShownText {
         escapingControls(text).replacingOccurrences(of: "\n", with: "\\u{A}")
     }
 
-    /// `text` as it is, or quoted and escaped when it holds a line break (U+2028 and the rest
-    /// included) or a tab, starts or ends with a space, or is empty: for a name in a list or a
-    /// table row, which must not fake another row nor hide what it holds.
+    /// `text` with its controls escaped, or quoted and escaped when it holds a line break
+    /// (U+2028 and the rest included) or a tab, starts or ends with a space, or is empty: for a
+    /// name in a list or a table row, which must not fake another row nor hide what it holds.
+    /// Escaped here, not only on the way out, so that a table's columns are as wide as what
+    /// shows.
     public static func listed(_ text: String) -> String {
         text.contains(where: { $0.isNewline || $0 == "\t" }) || text.first == " " || text.last == " " || text.isEmpty
-            ? quoted(text) : text
+            ? quoted(text) : escapingControls(text)
     }
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
