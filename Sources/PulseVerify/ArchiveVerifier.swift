@@ -45,7 +45,7 @@ public enum ArchiveVerifier {
             _ = worker.stop()
             report.add(errors: interrupted.problems)
             let fatal = interrupted.error as? ArchiveError
-            report.error(nil, fatal?.message ?? "\(interrupted.error)", limit: fatal?.limit, advice: VerifyProblem.advice(for: fatal))
+            report.error(fatal?.table, fatal?.message ?? "\(interrupted.error)", limit: fatal?.limit, advice: VerifyProblem.advice(for: fatal))
             report.tables = interrupted.summary.tableCounts
             report.tablesComplete = false
             if interrupted.summary.formatVersion != 0 {

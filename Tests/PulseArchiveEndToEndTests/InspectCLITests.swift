@@ -38,6 +38,7 @@ enum BadArchives {
             ("formatVersion 3", try edit(#""formatVersion":2"#, #""formatVersion":3"#), "format 3; this tool reads up to 2"),
             ("formatVersion only", Array(#"{"formatVersion": 1}"#.utf8), "missing required key"),
             ("formatVersion 0", try edit(#""formatVersion":2"#, #""formatVersion":0"#), "formatVersion 0 is below 1"),
+            ("formatVersion 2.5", try edit(#""formatVersion":2"#, #""formatVersion":2.5"#), "formatVersion 2.5 is not an integer"),
             ("formatVersion past 64 bits", try edit(#""formatVersion":2"#, #""formatVersion":20000000000000000000000"#),
              "this archive is format 20000000000000000000000; this tool reads up to 2"),
             ("formatVersion string", try edit(#""formatVersion":2"#, #""formatVersion":"2""#), "missing formatVersion"),

@@ -95,12 +95,19 @@ struct VerifyTests {
         let text = try String(contentsOfFile: dir.file("a.json"), encoding: .utf8)
         let range = try #require(text.range(of: #"\{"document":\{"#, options: .regularExpression))
         let edited = text.replacingCharacters(in: range, with: #"{"document":{"x":{"a":1,"a":[2,{"b":3}]},"#)
+            .replacingOccurrences(of: #""settings":{"#, with: #""settings":{"a.dup":"{\"a\":1,\"a\":2}","#)
         let path = dir.write("repeated.json", edited)
         let inspected = try CLI.run(["inspect", path])
         #expect(inspected.exitCode == 1 && inspected.stderr.contains(#"documentStubs[0].document: the key "a" appears twice in one object"#), "\(inspected.stderr)")
         let (result, problems) = try verify([path])
         #expect(result.exitCode == 1 && result.json["tablesComplete"] as? Bool == true, "\(problems)")
-        #expect(errors(problems).map { $0["message"] as? String ?? "" } == [#"documentStubs[0].document: the key "a" appears twice in one object"#], "\(problems)")
+        #expect(Set(errors(problems).map { $0["message"] as? String ?? "" }) == [#"documentStubs[0].document: the key "a" appears twice in one object"#,
+                                                                                  #"settings.a.dup: the stored blob: the key "a" appears twice in one object"#], "\(problems)")
+        // What stops the read names the table it stopped in, in --json as in the text.
+        let broken = dir.write("broken.json", text.replacingOccurrences(of: #""measurements":[{"#, with: #""measurements":[{"x":01,"#))
+        let (stopped, stoppedProblems) = try verify([broken])
+        #expect(stopped.exitCode == 1 && errors(stoppedProblems).contains { $0["table"] as? String == "measurements" && ($0["message"] as? String ?? "").contains("measurements[0]: invalid JSON") },
+                "\(stoppedProblems)")
     }
 
     @Test("counts that disagree with the rows are an error")

@@ -71,13 +71,13 @@ public enum JSONNode: Sendable, Equatable, Hashable {
 
     /// Parses one JSON value that must fill `bytes` entirely.
     /// - Throws: `ArchiveError` for anything that is not strict JSON within `limits`.
-    /// - Parameter what: names the value in the message when it is larger than
-    ///   `limits.maxWholeValueBytes`.
+    /// - Parameter what: names the value in a message: larger than `limits.maxWholeValueBytes`,
+    ///   or a key repeated in it.
     public static func parse(_ bytes: [UInt8], limits: ArchiveLimits = .standard, what: @autoclosure () -> String = "the document") throws -> JSONNode {
         try limits.checkWholeValue(bytes.count, what())
         let scanner = JSONScanner(source: MemorySource(bytes), limits: limits, capacity: max(16, min(bytes.count, 256 * 1024)))
         var repeated: ArchiveError?
-        let node = try read(scanner, depth: 0, location: "the document", repeated: &repeated)
+        let node = try read(scanner, depth: 0, location: what(), repeated: &repeated)
         try scanner.expectEnd()
         if let repeated { throw repeated }
         return node

@@ -181,7 +181,7 @@ struct EnvelopeParser {
             if scratch.count <= 64, scratch.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
                 throw ArchiveError.unsupportedVersion(literal: String(decoding: scratch, as: UTF8.self))
             }
-            throw ArchiveError.notAnArchive("missing formatVersion (\(String(decoding: scratch, as: UTF8.self)) is not an integer)")
+            throw ArchiveError.notAnArchive("formatVersion \(String(decoding: scratch, as: UTF8.self)) is not an integer")
         }
         sawFormatVersion = true
         if version > ArchiveFormat.newestVersion { throw ArchiveError.unsupportedVersion(found: version) }

@@ -14,7 +14,10 @@ public enum SettingsBlob {
         // Checked as JSON by reading it whole, so a whole value's limit.
         try limits.checkWholeValue(size, "settings.\(key)")
         do {
-            _ = try JSONNode.parse(Array(value.utf8), limits: limits)
+            _ = try JSONNode.parse(Array(value.utf8), limits: limits, what: "the stored blob")
+        } catch let error as ArchiveError where error.kind == .invalidValue {
+            // JSON, but with a key twice: which of the two values holds is anyone's guess.
+            throw ArchiveError(.invalidValue, "settings.\(key): \(error.message)", table: "settings")
         } catch let error as ArchiveError {
             throw ArchiveError(.invalidValue, "settings.\(key): the stored blob is not valid JSON (\(error.problemInValue))", table: "settings")
         }
