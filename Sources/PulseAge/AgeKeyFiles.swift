@@ -50,7 +50,8 @@ public enum AgeRecipientsFile {
     public static func parse(_ bytes: [UInt8], name: String) throws(AgeError) -> [AgeX25519Recipient] {
         var recipients: [AgeX25519Recipient] = []
         for (number, line, problem) in try KeyFileLines.lines(of: bytes, name: name, kind: .recipientSyntax) {
-            if let problem { throw AgeError(.recipientSyntax, "\(name), line \(number): \(problem)") }
+            // An SSH key's line has spaces of its own: said as an SSH key, below.
+            if let problem, !line.lowercased().hasPrefix("ssh-") { throw AgeError(.recipientSyntax, "\(name), line \(number): \(problem)") }
             if AgeX25519Identity.unsupportedType(line) != nil || line.uppercased().hasPrefix("AGE-SECRET-KEY-") {
                 throw AgeError(.recipientSyntax, "\(name), line \(number): a secret key, not a recipient: give the public key (age1…) and keep this file private")
             }
@@ -89,7 +90,7 @@ enum KeyFileLines {
             let line = raw.last == 0x0D ? raw.dropLast() : raw
             guard let first = line.first, first != UInt8(ascii: "#") else { continue }
             let problem = line.contains(where: isSpace)
-                ? "spaces or tabs in the line (around the key, or text beside it): age refuses such a line too; the key goes alone on its line" : nil
+                ? "spaces, tabs or other blank characters in the line (around the key, or text beside it): age refuses such a line too; the key goes alone on its line" : nil
             result.append((number, String(decoding: line, as: UTF8.self), problem))
         }
         return result

@@ -96,8 +96,11 @@ public struct AgeX25519Recipient: Sendable, Equatable {
         // either, so a recipient works with both tools or with neither.
         // A secret key where a recipient goes: said as such (never shown), not taken for a
         // recipient in the wrong case.
-        if lower.contains("age-secret-key-") {
+        if lower.replacingOccurrences(of: "_", with: "-").contains("age-secret-key-") {
             throw AgeError(.recipientSyntax, "a secret key (AGE-SECRET-KEY-1…), not a recipient: give its public key (age1…), and keep the secret key private")
+        }
+        if lower.hasPrefix("age-plugin-") {
+            throw AgeError(.recipientSyntax, "a plugin identity (AGE-PLUGIN-…), not a recipient: plugins are not supported; give an X25519 recipient (age1…)")
         }
         if lower != bech32 {
             throw AgeError(.recipientSyntax, "an X25519 recipient with upper-case letters: age accepts recipients only in lower case (age1…), so this one is refused as age refuses it; write it in lower case")

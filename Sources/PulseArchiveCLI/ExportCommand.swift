@@ -63,6 +63,10 @@ struct ExportCommand: Subcommand {
             ?? GzipWriter.availableThreads, GzipWriter.availableThreads)
         rsyncable = arguments.flag("--rsyncable")
         json = arguments.flag("--json")
+        // With -o -, the report asked for goes to standard error: closed, it would be lost.
+        if json, case .stream = output, StandardStreams.closedAtStart.contains(STDERR_FILENO) {
+            throw UsageError(message: "--json with -o - writes its report on standard error, which is closed (2>&-): redirect standard error, or drop --json")
+        }
         quiet = arguments.flag("--quiet")
         limits = try ArgumentValues.limits(arguments)
         exportedAt = try ArgumentValues.exportTime(environment: console.environment)

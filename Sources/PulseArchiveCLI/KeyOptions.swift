@@ -45,8 +45,17 @@ enum KeyOptions {
             }
             return bytes
         } catch let error as SystemError {
-            throw KeyError(.unreadableFile, "cannot read the \(what): \(error.message)")
+            // A name that does not open may be the secret itself, typed where its file's name
+            // goes (`-i AGE-SECRET-KEY-1…`, `--passphrase-file hunter2`): not shown then.
+            guard mayBeTheSecret(path, what: what) else { throw KeyError(.unreadableFile, "cannot read the \(what): \(error.message)") }
+            throw KeyError(.unreadableFile, "cannot read the \(what): " + error.message.replacingOccurrences(of: path, with: "(the name given, not shown: it may be the secret itself; give the path of a file that holds it)"))
         }
+    }
+
+    /// A passphrase file's name that does not open could be the passphrase; any key file's name
+    /// that holds a secret key's prefix, in any case or spelling, is one.
+    static func mayBeTheSecret(_ path: String, what: String) -> Bool {
+        what == "passphrase file" || path.lowercased().replacingOccurrences(of: "_", with: "-").contains("secret-key-")
     }
 
     /// Turns core dumps off (`SystemCalls.disableCoreDumps`: no core file, and on Linux not

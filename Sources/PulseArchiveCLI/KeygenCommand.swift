@@ -7,7 +7,7 @@ struct KeygenCommand: Subcommand {
     static let spec = CommandSpec(
         name: "keygen",
         abstract: "Make a new age identity (key pair) for encrypted archives, or show an identity's public key.",
-        discussion: "Writes the identity in age's identity-file format (what age-keygen writes, what age -d -i reads) to a new file, 0600, never over an existing one, and prints its public key (age1…) on stdout: give that to export --recipient. Without -o the identity goes to stdout and the public key to stderr. Keep a copy of the identity away from the backups: without it an archive encrypted to it cannot be recovered by anyone. With -y, prints the public key of each identity in FILE.",
+        discussion: "Writes the identity in age's identity-file format (what age-keygen writes, what age -d -i reads) to a new file, 0600, never over an existing one, and prints its public key (age1…) on stdout: give that to export --recipient. Without -o, or with -o -, the identity goes to stdout and the public key to stderr. Keep a copy of the identity away from the backups: without it an archive encrypted to it cannot be recovered by anyone. With -y, prints the public key of each identity in FILE.",
         options: [
             .value("--output", "-o", valueName: "file", help: "Write the identity to this new file (0600; never over an existing file)."),
             .value("-y", valueName: "file", help: "Print the public key of each identity in this identity file instead."),
@@ -20,7 +20,8 @@ struct KeygenCommand: Subcommand {
     let console: Console
 
     init(_ arguments: ParsedArguments, console: Console) throws {
-        output = arguments.value("--output")
+        // `-o -` is standard output, as for export, never a file named "-".
+        output = arguments.value("--output").flatMap { $0 == "-" ? nil : $0 }
         identityFile = arguments.value("-y")
         self.console = console
     }

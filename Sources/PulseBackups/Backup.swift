@@ -1,4 +1,5 @@
 import Foundation
+import PulseArchive
 
 /// A candidate of a backup directory: its name, and the instant it was made, which is what
 /// `prune` orders by. The name's digits are a local time in a zone they do not name: after a
@@ -45,12 +46,15 @@ public struct Backup: Sendable, Equatable {
     public static func dated(_ name: BackupName, gzipTime: Int64?, fileTime: Int64?, zone: TimeZone) -> Backup {
         let possible = name.possibleInstants
         let fileSeconds = fileTime.map { $0 >= 0 ? $0 / 1000 : ($0 - 999) / 1000 }
+        // Kept within the instants an archive date can hold, as `madeAt` is reported: the last
+        // minute of 9999 read west of UTC (or a file time that close to it) is past them.
+        let held = { (millis: Int64) in min(max(millis, ArchiveDate.representable.lowerBound), ArchiveDate.representable.upperBound) }
         if let gzipTime, possible.contains(gzipTime) {
             let refined = fileSeconds == gzipTime ? fileTime! : gzipTime * 1000
-            return Backup(name: name, madeAt: refined, madeAtSource: .gzipHeader)
+            return Backup(name: name, madeAt: held(refined), madeAtSource: .gzipHeader)
         }
-        if let fileTime, let fileSeconds, possible.contains(fileSeconds) { return Backup(name: name, madeAt: fileTime, madeAtSource: .fileTime) }
-        return Backup(name: name, madeAt: name.instant(in: zone) * 1000, madeAtSource: .name)
+        if let fileTime, let fileSeconds, possible.contains(fileSeconds) { return Backup(name: name, madeAt: held(fileTime), madeAtSource: .fileTime) }
+        return Backup(name: name, madeAt: held(name.instant(in: zone) * 1000), madeAtSource: .name)
     }
 
     /// True when `self` was made after `other`; backups of the same instant go by their names

@@ -1,4 +1,5 @@
 import Foundation
+import PulseArchive
 
 /// A file name of the backup scheme, `pulseloop-backup-<yyyy-MM-dd-HHmm>[-n].json[.gz][.age]`:
 /// the names `export -o DIR` writes (with `-n`, n ≥ 2, when the minute's name was taken; `.gz`
@@ -84,10 +85,11 @@ public struct BackupName: Sendable, Equatable {
     /// The highest `-n` export writes: nine digits.
     public static let highestSequence = 999_999_999
 
-    /// The name's date-time read as if it were UTC, in seconds since 1970.
+    /// The name's date-time read as if it were UTC, in seconds since 1970, on the proleptic
+    /// Gregorian calendar the archive's dates use (Foundation's `gregorian` is Julian before
+    /// 1582, and dated a name of year 1 two days off).
     var digitsAsUTC: Int64 {
-        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute)
-        return Int64(Self.utc.date(from: components)?.timeIntervalSince1970 ?? 0)
+        ArchiveDate.daysSinceEpoch(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400 + Int64(hour) * 3_600 + Int64(minute) * 60
     }
 
     /// Every instant (seconds since 1970) at which a clock in some zone of the world (UTC−12
@@ -104,33 +106,25 @@ public struct BackupName: Sendable, Equatable {
     /// A minute the clocks skipped (02:30 on a spring-forward night in Berlin) is the instant
     /// they skipped to, the gap's end, where Foundation would move it on by the gap's length
     /// (to 03:30, after a name of 03:00): names in and after the gap keep the order of their
-    /// digits, those of one instant then ordered by name.
+    /// digits, those of one instant then ordered by name. Worked out from the zone's offsets,
+    /// not a calendar's fields, so that every year reads as the archive's dates do.
     public func instant(in zone: TimeZone) -> Int64 {
-        var calendar = Self.utc
-        calendar.timeZone = zone
-        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute)
-        guard let date = calendar.date(from: components) else { return digitsAsUTC }
-        let shown = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
-        let seconds = Int64(date.timeIntervalSince1970)
-        guard shown.year != year || shown.month != month || shown.day != day || shown.hour != hour || shown.minute != minute else { return seconds }
-        // The gap's end: the first second with the offset `date` has, within the two days
-        // before it (the longest skip on record, Samoa's in 2011, is one day).
-        let offset = { (second: Int64) in zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(second))) }
-        let after = offset(seconds)
-        var before = seconds - 2 * 86_400, end = seconds
-        guard offset(before) != after else { return seconds }
+        let local = digitsAsUTC
+        let offset = { (second: Int64) in Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(second)))) }
+        // The offsets in force within a day of the name's time (the longest skip on record,
+        // Samoa's in 2011, is one day); the instants whose clock showed the name's minute.
+        let candidates = Set(stride(from: Int64(-2), through: 2, by: 1).map { local - offset(local + $0 * 43_200) })
+        if let first = candidates.filter({ $0 + offset($0) == local }).min() { return first }
+        // None: a minute the clocks skipped. The gap's end is the first second with the
+        // offset of after it, between the earliest and the latest reading.
+        guard var before = candidates.min(), var end = candidates.max(), offset(before) != offset(end) else { return candidates.min() ?? local }
+        let after = offset(end)
         while end - before > 1 {
             let middle = before + (end - before) / 2
             if offset(middle) == after { end = middle } else { before = middle }
         }
         return end
     }
-
-    private static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
 
     /// True when `self` is newer than `other`: later time, then the higher `-n` (written
     /// later in the same minute), then, for two names alike but for `.gz` or `.age`, the name

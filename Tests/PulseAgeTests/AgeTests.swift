@@ -170,7 +170,7 @@ import Testing
             _ = try AgeRecipientsFile.parse(Array("\(a.recipient.bech32)\n  \(b.recipient.bech32)\n".utf8), name: "r.txt")
             Issue.record("a recipient with spaces around it was taken")
         } catch {
-            #expect(error.kind == .recipientSyntax && error.message.hasPrefix("r.txt, line 2: spaces or tabs"), "\(error.message)")
+            #expect(error.kind == .recipientSyntax && error.message.hasPrefix("r.txt, line 2: spaces, tabs or other blank characters"), "\(error.message)")
         }
         do {
             _ = try AgeRecipientsFile.parse(Array("\(a.recipient.bech32)\n\(b.bech32Encoded())\n".utf8), name: "r.txt")

@@ -169,6 +169,24 @@ struct EncryptionCLITests {
         #expect(empty.exitCode == 1)
         #expect(empty.stderr.contains("empty passphrase is refused"))
         #expect(!FileManager.default.fileExists(atPath: f.dir.file("e.json.gz.age")))
+        // A secret typed where its file's name goes is never echoed in "cannot open …".
+        let secret = try #require(String(decoding: Self.bytes(f.dir.file("key.txt")), as: UTF8.self).split(separator: "\n").last.map(String.init))
+        for command in ["inspect enc.json.gz.age -i \(secret)", "inspect enc.json.gz.age -i \(secret.lowercased().replacingOccurrences(of: "-", with: "_"))",
+                        "keygen -y \(secret)", "export --store store -o r.json.gz.age -R \(secret)", "inspect enc.json.gz.age --passphrase-file hunter2"] {
+            let result = try Self.sh("\"$PA\" \(command)", in: f.dir, expectingSuccess: false)
+            #expect(result.exitCode == 1 && result.stderr.contains("not shown: it may be the secret itself"), "\(command): \(result.stderr)")
+            #expect(!result.stderr.uppercased().contains(String(secret.dropFirst(20).prefix(12))) && !result.stderr.contains("hunter2"), "\(command): the secret was shown")
+        }
+        // A file name that cannot be a secret is still shown.
+        let missing = try Self.sh("\"$PA\" inspect enc.json.gz.age -i no-such-key.txt", in: f.dir, expectingSuccess: false)
+        #expect(missing.exitCode == 1 && missing.stderr.contains("no-such-key.txt"), "\(missing.stderr)")
+        // keygen -o - is standard output, as export's is, never a file named "-".
+        let dash = try Self.sh("\"$PA\" keygen -o - > dash.txt", in: f.dir)
+        #expect(dash.stderr.hasPrefix("Public key: age1") && !FileManager.default.fileExists(atPath: f.dir.file("-"))
+                && String(decoding: Self.bytes(f.dir.file("dash.txt")), as: UTF8.self).contains("AGE-SECRET-KEY-1"), "\(dash.stderr)")
+        // export -o - --json with standard error closed would lose the report asked for.
+        let lost = try Self.sh("\"$PA\" export --store store -o - --json 2>&- > lost.json.gz; echo $?", in: f.dir)
+        #expect(lost.stdout == "64\n" && Self.bytes(f.dir.file("lost.json.gz")).isEmpty, "\(lost.stdout)")
     }
 
     @Test("an identity file readable by others gets a warning naming it and chmod 600; a pipe, a device or an empty file gets none")

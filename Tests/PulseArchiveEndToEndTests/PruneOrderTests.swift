@@ -243,6 +243,16 @@ import PulseSystem
             }
             #expect(instants == [transition - 60, transition, transition, transition, transition, transition + 60], "\(zoneName): \(instants)")
         }
+        // The fall-back fold: the first of the two 02:30s (CEST).
+        let fold = try #require(BackupName("pulseloop-backup-2021-10-31-0230.json"))
+        #expect(fold.instant(in: try #require(TimeZone(identifier: "Europe/Berlin"))) == 1_635_640_200)
+        // Every year on the archive's proleptic Gregorian calendar (Foundation's is Julian
+        // before 1582), and an instant past 9999 held at the last one a date can show.
+        let first = try #require(BackupName("pulseloop-backup-0001-01-01-0000.json"))
+        #expect(first.instant(in: try #require(TimeZone(identifier: "UTC"))) == -62_135_596_800)
+        let last = try #require(BackupName("pulseloop-backup-9999-12-31-2359.json"))
+        let west = try #require(TimeZone(secondsFromGMT: -12 * 3600))
+        #expect(Backup.dated(last, gzipTime: nil, fileTime: nil, zone: west).madeAt == ArchiveDate.representable.upperBound)
         // Through the binary: --keep-last 1 keeps 03:00, never the skipped 02:30.
         let dir = TemporaryDirectory()
         let plain = try CLI.shell("gzip -dc < '\(Repository.sampleFormat2)'", expectingSuccess: true).stdout

@@ -109,11 +109,12 @@ import PulseSystem
     @Test("a name with escaped characters keeps the report's columns in line")
     func escapedNamesKeepColumns() throws {
         let dir = try Self.directory(["2026-03-01-1200"])
-        for name in ["esc\u{1B}[31mR", "rlo\u{202E}abc", "plain"] { dir.write(name, "x") }
+        for name in ["esc\u{1B}[31mR", "rlo\u{202E}abc", "lrm\u{200E}zw\u{200B}", "plain"] { dir.write(name, "x") }
         let result = try CLI.run(["prune", dir.path, "--keep-last", "1", "--dry-run"])
         let rows = result.stdout.split(separator: "\n").filter { $0.contains("ignored  ") }
         let columns = Set(rows.map { row in row.distance(from: row.startIndex, to: row.range(of: "not a backup")!.lowerBound) })
-        #expect(rows.count == 3 && columns.count == 1, "\(result.stdout)")
+        #expect(rows.count == 4 && columns.count == 1, "\(result.stdout)")
+        #expect(!result.stdout.unicodeScalars.contains { [0x200E, 0x200B, 0x202E].contains($0.value) }, "\(result.stdout)")
         #expect(result.stdout.contains(#"esc\u{1B}[31mR"#) && !result.stdout.unicodeScalars.contains("\u{1B}"), "\(result.stdout)")
     }
 

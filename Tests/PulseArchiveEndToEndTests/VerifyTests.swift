@@ -103,6 +103,11 @@ struct VerifyTests {
         #expect(result.exitCode == 1 && result.json["tablesComplete"] as? Bool == true, "\(problems)")
         #expect(Set(errors(problems).map { $0["message"] as? String ?? "" }) == [#"documentStubs[0].document: the key "a" appears twice in one object"#,
                                                                                   #"settings.a.dup: the stored blob: the key "a" appears twice in one object"#], "\(problems)")
+        // A setting whose value the scanner cannot read is named, and its table given.
+        let setting = dir.write("setting.json", text.replacingOccurrences(of: #""settings":{"#, with: #""settings":{"zz.x":{"a":tru},"#))
+        let (broken1, settingProblems) = try verify([setting])
+        #expect(broken1.exitCode == 1 && errors(settingProblems).contains { $0["table"] as? String == "settings" && ($0["message"] as? String ?? "").contains("settings.zz.x: invalid JSON") },
+                "\(settingProblems)")
         // What stops the read names the table it stopped in, in --json as in the text.
         let broken = dir.write("broken.json", text.replacingOccurrences(of: #""measurements":[{"#, with: #""measurements":[{"x":01,"#))
         let (stopped, stoppedProblems) = try verify([broken])

@@ -48,13 +48,13 @@ public enum ShownText {
     }
 
     /// DEL, the C1 controls, the line and paragraph separators (a line break to some
-    /// terminals) and the bidirectional overrides and isolates (which reorder what follows
-    /// on the screen, so a name could show as another): characters JSON allows raw that a
-    /// terminal acts on. A JSON report escapes them too, so that its text passes this guard
-    /// unchanged.
+    /// terminals), the bidirectional marks, overrides and isolates (which reorder what
+    /// follows on the screen, so a name could show as another) and the invisible ones (zero
+    /// width, so two names could show alike): characters JSON allows raw that a terminal acts
+    /// on. A JSON report escapes them too, so that its text passes this guard unchanged.
     public static func actsOnATerminal(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: return true
+        case 0x7F...0x9F, 0x061C, 0x200B...0x200F, 0x2028...0x202E, 0x2060...0x2069, 0xFEFF: return true
         default: return false
         }
     }

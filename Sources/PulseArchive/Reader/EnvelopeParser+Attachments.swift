@@ -9,16 +9,23 @@ extension EnvelopeParser {
         if try scanner.consumeIfClosing(JSONByte.closeBrace) { return }
         var keys = Set<ByteKey>()
         repeat {
-            let name = try scanner.readString(scratch: &scratch)
-            try scanner.expect(JSONByte.colon, "':'")
-            try problems.recovering {
-                let value = try readStringValue(at: "settings.\(name)", depth: 2)
-                guard keys.insert(ByteKey(name)).inserted else {
-                    throw ArchiveError(.duplicateKey, "the settings key \"\(name)\" appears twice", table: "settings")
+            var name: String?
+            do {
+                let key = try scanner.readString(scratch: &scratch)
+                name = key
+                try scanner.expect(JSONByte.colon, "':'")
+                try problems.recovering {
+                    let value = try readStringValue(at: "settings.\(key)", depth: 2)
+                    guard keys.insert(ByteKey(key)).inserted else {
+                        throw ArchiveError(.duplicateKey, "the settings key \"\(key)\" appears twice", table: "settings")
+                    }
+                    try SettingsBlob.check(key: key, value: value, limits: scanner.limits)
+                    try visitor.visitSetting(key: key, value: value)
+                    summary.settingsCount += 1
                 }
-                try SettingsBlob.check(key: name, value: value, limits: scanner.limits)
-                try visitor.visitSetting(key: name, value: value)
-                summary.settingsCount += 1
+            } catch let error as ArchiveError {
+                // What the JSON scanner finds in a key or a value names the setting.
+                throw error.located(at: name.map { "settings.\($0)" } ?? "settings", table: "settings")
             }
         } while try scanner.continues(closer: JSONByte.closeBrace)
     }

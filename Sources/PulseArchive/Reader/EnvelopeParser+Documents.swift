@@ -14,7 +14,7 @@ extension EnvelopeParser {
             var document: JSONNode?
             var bytes: [UInt8]?
             var fileBytes: ArchiveBytes?
-            try parser.problems.recovering {
+            try parser.problems.recovering(placedAt: location, table: "documents") {
                 try parser.readEntryChecked(at: location) { parser, member in
                     switch member {
                     case "path":

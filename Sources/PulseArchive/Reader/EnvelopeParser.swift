@@ -245,7 +245,8 @@ struct EnvelopeParser {
                 do {
                     try element(&self, count)
                 } catch let error as ArchiveError {
-                    throw error.located(at: "\(key)[\(count)]", table: key)
+                    // The three document arrays are one table to a report: `documents`.
+                    throw error.located(at: "\(key)[\(count)]", table: key.hasPrefix("document") ? "documents" : key)
                 }
                 count += 1
             } while try scanner.continues(closer: JSONByte.closeBracket)

@@ -16,12 +16,16 @@ public final class ProblemSink {
     /// Runs `body`; a recoverable `ArchiveError` it throws is reported instead.
     /// - Returns: false when a problem was reported.
     @discardableResult
-    public func recovering(_ body: () throws -> Void) throws -> Bool {
+    /// - Parameters: placedAt, table: the entry the body reads, for a problem that does not
+    ///   name it (`ArchiveError.located`).
+    public func recovering(placedAt location: String? = nil, table: String? = nil, _ body: () throws -> Void) throws -> Bool {
         do {
             try body()
             return true
-        } catch let error as ArchiveError where error.isRecoverable {
-            try report(error)
+        } catch let error as ArchiveError {
+            let placed = location.map { error.located(at: $0, table: table ?? $0) } ?? error
+            guard placed.isRecoverable else { throw placed }
+            try report(placed)
             return false
         }
     }
