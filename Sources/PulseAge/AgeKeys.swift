@@ -91,9 +91,6 @@ public struct AgeX25519Recipient: Sendable, Equatable {
         if lower.hasPrefix("ssh-") {
             throw AgeError(.recipientSyntax, "SSH public keys are not supported as recipients: only X25519 recipients (age1…)")
         }
-        // Bech32 allows either case, but age writes and accepts recipients in lower case only
-        // ("unknown recipient type" for AGE1…): one that `age -r` refuses is not accepted here
-        // either, so a recipient works with both tools or with neither.
         // A secret key where a recipient goes: said as such (never shown), not taken for a
         // recipient in the wrong case.
         if lower.replacingOccurrences(of: "_", with: "-").contains("age-secret-key-") {
@@ -102,7 +99,11 @@ public struct AgeX25519Recipient: Sendable, Equatable {
         if lower.hasPrefix("age-plugin-") {
             throw AgeError(.recipientSyntax, "a plugin identity (AGE-PLUGIN-…), not a recipient: plugins are not supported; give an X25519 recipient (age1…)")
         }
-        if lower != bech32 {
+        // Bech32 allows either case, but age writes and accepts recipients in lower case only
+        // ("unknown recipient type" for AGE1…): one that `age -r` refuses is not accepted here
+        // either, so a recipient works with both tools or with neither. Upper case is named as
+        // the fault only of what would otherwise be a recipient.
+        if lower != bech32, let (hrp, data) = Bech32.decode(lower), hrp == "age", data.count == 32 {
             throw AgeError(.recipientSyntax, "an X25519 recipient with upper-case letters: age accepts recipients only in lower case (age1…), so this one is refused as age refuses it; write it in lower case")
         }
         if let (hrp, data) = Bech32.decode(bech32), hrp == "age", data.count == 32 {

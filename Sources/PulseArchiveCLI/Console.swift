@@ -1,4 +1,5 @@
 import Foundation
+import PulseAge
 import PulseArchive
 import PulseStore
 import PulseSystem
@@ -44,8 +45,9 @@ struct Console {
         try? Self.emit(text + "\n", to: STDERR_FILENO, name: "standard error")
     }
 
+    /// Every line printed passes here: a secret key in it is cut out (`SecretKeyText`).
     private static func emit(_ text: String, to descriptor: Int32, name: String) throws(SystemError) {
-        let bytes = Array(text.utf8)
+        let bytes = Array(SecretKeyText.redacted(text).utf8)
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }

@@ -183,7 +183,7 @@ struct DiffCommand: Subcommand {
             }
         }
         if !report.problems.isEmpty { text += "\n" }
-        for problem in report.problems { text += "warning: \(message(problem, old: old, new: new))\n" }
+        for problem in report.problems { text += "warning: \(ShownText.oneLine(message(problem, old: old, new: new)))\n" }
         if differing.isEmpty && !report.problems.isEmpty {
             text += "\ndiff: no differences in what was compared, but keys repeat (above): only the first row of each was compared"
         } else if differing.isEmpty {

@@ -28,9 +28,10 @@ enum ErrorAdvice {
         }
     }
 
-    /// One of `verify`'s problems with its remedy.
+    /// One of `verify`'s problems with its remedy, on one line whatever a name in it holds
+    /// (an attachment name or a settings key with a line break).
     static func verify(_ problem: VerifyProblem) -> String {
-        let text = LimitOptions.advice(problem.message, limit: problem.limit)
+        let text = LimitOptions.advice(ShownText.oneLine(problem.message), limit: problem.limit)
         switch problem.advice {
         case .update?: return "\(text): \(update)"
         case .exportCompressed?: return "\(text); pulse-archive export writes gzip (its CRC-32 covers every byte) unless given --compression none"

@@ -126,6 +126,33 @@ import Testing
         }
     }
 
+    @Test func secretKeysAreCutFromPrintedText() throws {
+        let key = try AgeX25519Identity.generate().bech32Encoded()
+        let body = String(key.dropFirst("AGE-SECRET-KEY-1".count))
+        for text in ["Unknown option '-i=\(key)'", "cannot open \(key.lowercased()): No such file", "x AGE_SECRET_KEY_1\(body) y",
+                     "AGE SECRET KEY 1\(body)", "AGE-PLUGIN-YUBIKEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQ!", "AGE-SECRET-KEY-PQ-1\(body)"] {
+            let shown = SecretKeyText.redacted(text)
+            #expect(shown.contains(SecretKeyText.placeholder) && !shown.uppercased().contains(String(body.prefix(10))) && !shown.contains("QQQQQQQQ"), "\(shown)")
+        }
+        // The prefix alone, as messages name it, and ordinary text stay as they are.
+        for text in ["a secret key (AGE-SECRET-KEY-1…), not a recipient", "age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq", "stage 1234567890"] {
+            #expect(SecretKeyText.redacted(text) == text)
+        }
+    }
+
+    @Test func garbageGivenAsARecipientIsNotCalledUpperCase() throws {
+        #expect(throws: AgeError(.recipientSyntax, "not an age X25519 recipient (age1… with a valid checksum and a 32-byte key)")) {
+            try AgeX25519Recipient(bech32: "tr0ub4dor-Zebra-Quasar")
+        }
+        let upper = try AgeX25519Identity.generate().recipient.bech32.uppercased()
+        do {
+            _ = try AgeX25519Recipient(bech32: upper)
+            Issue.record("an upper-case recipient was taken")
+        } catch {
+            #expect(error.message.hasPrefix("an X25519 recipient with upper-case letters"))
+        }
+    }
+
     @Test func identityFileErrorsGiveALineNumberNeverTheContent() throws {
         let key = try AgeX25519Identity.generate()
         let good = "# created: 2026-01-01T00:00:00Z\r\n# public key: \(key.recipient.bech32)\r\n\(key.bech32Encoded())\r\n\n"

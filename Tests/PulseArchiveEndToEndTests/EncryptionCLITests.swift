@@ -177,6 +177,15 @@ struct EncryptionCLITests {
             #expect(result.exitCode == 1 && result.stderr.contains("not shown: it may be the secret itself"), "\(command): \(result.stderr)")
             #expect(!result.stderr.uppercased().contains(String(secret.dropFirst(20).prefix(12))) && !result.stderr.contains("hunter2"), "\(command): the secret was shown")
         }
+        // Wherever a secret key is typed, and however it is spelled, no message shows it.
+        let spaced = "AGE SECRET KEY 1" + secret.dropFirst("AGE-SECRET-KEY-1".count)
+        for command in ["inspect enc.json.gz.age -i=\(secret)", "inspect enc.json.gz.age -i\(secret)", "inspect \(secret)", "verify \(secret) --json",
+                        "export --store \(secret)", "inspect enc.json.gz.age -i '\(spaced)'", "inspect enc.json.gz.age -- \(secret)"] {
+            let result = try Self.sh("\"$PA\" \(command)", in: f.dir, expectingSuccess: false)
+            let shown = result.stdout + result.stderr
+            #expect(result.exitCode != 0 && shown.contains("(a secret key, not shown)"), "\(command): \(shown)")
+            #expect(!shown.uppercased().contains(String(secret.dropFirst(20).prefix(12))), "\(command): the secret was shown")
+        }
         // A file name that cannot be a secret is still shown.
         let missing = try Self.sh("\"$PA\" inspect enc.json.gz.age -i no-such-key.txt", in: f.dir, expectingSuccess: false)
         #expect(missing.exitCode == 1 && missing.stderr.contains("no-such-key.txt"), "\(missing.stderr)")

@@ -108,6 +108,19 @@ struct VerifyTests {
         let (broken1, settingProblems) = try verify([setting])
         #expect(broken1.exitCode == 1 && errors(settingProblems).contains { $0["table"] as? String == "settings" && ($0["message"] as? String ?? "").contains("settings.zz.x: invalid JSON") },
                 "\(settingProblems)")
+        // Broken between two rows (a missing comma): placed before the next row, and the rows
+        // read before it are listed.
+        let between = dir.write("between.json", text.replacingOccurrences(of: #"},{"#, with: "} {"))
+        let (stoppedBetween, betweenProblems) = try verify([between])
+        #expect(stoppedBetween.exitCode == 1 && errors(betweenProblems).contains { ($0["message"] as? String ?? "").contains("[1]: invalid JSON") && $0["table"] as? String != nil },
+                "\(betweenProblems)")
+        #expect((stoppedBetween.json["tables"] as? [String: Int])?.values.contains(1) == true, "\(stoppedBetween.json["tables"] ?? "")")
+        // A name with a line break keeps each problem on one line, in the text and in --json.
+        let twice = dir.write("twice.json", text.replacingOccurrences(of: #""attachments":["#, with: #""attachments":[{"base64":"AAAA","file":"x\ny.jpg"},{"base64":"AAAA","file":"x\ny.jpg"},"#))
+        let twiceText = try CLI.run(["verify", twice])
+        #expect(twiceText.exitCode == 1 && twiceText.stdout.contains(#"the attachment name "x\u{A}y.jpg" appears twice"#), "\(twiceText.stdout)")
+        let (_, twiceProblems) = try verify([twice])
+        #expect(errors(twiceProblems).allSatisfy { !($0["message"] as? String ?? "").contains("\n") }, "\(twiceProblems)")
         // What stops the read names the table it stopped in, in --json as in the text.
         let broken = dir.write("broken.json", text.replacingOccurrences(of: #""measurements":[{"#, with: #""measurements":[{"x":01,"#))
         let (stopped, stoppedProblems) = try verify([broken])

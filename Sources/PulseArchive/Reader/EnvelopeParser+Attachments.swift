@@ -27,7 +27,12 @@ extension EnvelopeParser {
                 // What the JSON scanner finds in a key or a value names the setting.
                 throw error.located(at: name.map { "settings.\($0)" } ?? "settings", table: "settings")
             }
-        } while try scanner.continues(closer: JSONByte.closeBrace)
+            do {
+                guard try scanner.continues(closer: JSONByte.closeBrace) else { break }
+            } catch let error as ArchiveError {
+                throw error.located(at: name.map { "settings, after \($0)" } ?? "settings", table: "settings")
+            }
+        } while true
     }
 
     /// Reads the members of one entry object of `attachments` or a document array; a member

@@ -8,6 +8,9 @@ extension EnvelopeParser {
         try visitor.beginTable(table)
         var decoder = RowDecoder(table: table)
         decoder.keepsText = keepsRowText
+        // The rows read before an error that stops the read, for a report that lists them.
+        var rowsBefore = 0
+        defer { if summary.rowsFound[table.key] == nil { summary.rowsFound[table.key] = rowsBefore } }
         let count = try readArray(at: table.key) { parser, index in
             if let row = try decoder.readRow(parser.scanner, index: index, scratch: &parser.scratch, problems: parser.problems) {
                 if parser.keepsRowText {
@@ -17,6 +20,7 @@ extension EnvelopeParser {
                 }
             }
             parser.countRow()
+            rowsBefore = index + 1
         }
         unknownFields[table.key, default: NameTally()].add(decoder.unknownFields)
         summary.rowsFound[table.key] = count

@@ -241,15 +241,22 @@ struct EnvelopeParser {
         try scanner.checkDepth(2)
         var count = 0
         if try !scanner.consumeIfClosing(JSONByte.closeBracket) {
+            // The three document arrays are one table to a report: `documents`.
+            let table = key.hasPrefix("document") ? "documents" : key
             repeat {
                 do {
                     try element(&self, count)
                 } catch let error as ArchiveError {
-                    // The three document arrays are one table to a report: `documents`.
-                    throw error.located(at: "\(key)[\(count)]", table: key.hasPrefix("document") ? "documents" : key)
+                    throw error.located(at: "\(key)[\(count)]", table: table)
                 }
                 count += 1
-            } while try scanner.continues(closer: JSONByte.closeBracket)
+                do {
+                    guard try scanner.continues(closer: JSONByte.closeBracket) else { break }
+                } catch let error as ArchiveError {
+                    // Broken between two entries (a missing comma): placed before the next.
+                    throw error.located(at: "\(key)[\(count)]", table: table)
+                }
+            } while true
         }
         return count
     }
