@@ -1,28 +1,83 @@
-import Foundation
-
 /// Finds age secret keys in text a command is about to print.
 ///
 /// No option takes a secret, yet a secret pasted into the wrong place (`-i=AGE-SECRET-KEY-1…`,
-/// an archive's name, `--store`) comes back in the message about that place: "unknown option
-/// '…'", "cannot open …". A key has a shape no other text has, so whatever is printed is
-/// searched for it, wherever the message came from.
+/// an archive's name, `--store`, `TZ`) comes back in the message about that place: "unknown
+/// option '…'", "cannot open …". A key has a shape no other text has, so whatever is printed is
+/// searched for it, wherever the message came from. The search reads only the ASCII letters and
+/// digits, upper-cased, so a key typed in groups, with dashes doubled, in lower case or with a
+/// stray character inside is still one key.
 public enum SecretKeyText {
-    /// `AGE-SECRET-KEY-1…`, `AGE-SECRET-KEY-PQ-1…` and `AGE-PLUGIN-NAME-1…`, in either case,
-    /// the words joined by `-`, `_`, a space or nothing, with at least eight characters after
-    /// the `1` (a message may name the prefix alone, `AGE-SECRET-KEY-1…`, which is no secret).
-    private static let pattern = try! NSRegularExpression(
-        pattern: #"AGE[-_ ]?(?:SECRET[-_ ]?KEY(?:[-_ ]?PQ)?|PLUGIN[-_ ]?[A-Z0-9._+]*)[-_ ]?1[0-9A-Z]{8,}"#,
-        options: [.caseInsensitive])
-
     /// What a secret key's place shows instead of it.
     public static let placeholder = "(a secret key, not shown)"
 
-    /// `text` with every secret key in it replaced by `placeholder`.
+    /// Bech32's characters, upper case: a key's data part is made of these only.
+    private static let bech32 = Set("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L".utf8)
+    /// Fewer data characters after the `1` are a message naming the prefix (`AGE-SECRET-KEY-1…`),
+    /// no secret.
+    private static let shortestData = 8
+    /// More than a data part of any identity type is text after the key.
+    private static let longestData = 200
+
+    /// `text` with every age secret key in it (`AGE-SECRET-KEY-1…`, `AGE-SECRET-KEY-PQ-1…`,
+    /// `AGE-PLUGIN-NAME-1…`) replaced by `placeholder`, from its first letter to its last data
+    /// character, whatever lies between them.
     public static func redacted(_ text: String) -> String {
-        // Most text holds no key: a cheap look first.
-        guard text.range(of: "age", options: .caseInsensitive) != nil else { return text }
-        let range = NSRange(text.startIndex..., in: text)
-        guard pattern.firstMatch(in: text, range: range) != nil else { return text }
-        return pattern.stringByReplacingMatches(in: text, range: range, withTemplate: NSRegularExpression.escapedTemplate(for: placeholder))
+        let scalars = Array(text.unicodeScalars)
+        guard scalars.count > 12 else { return text }
+        // The letters and digits, upper-cased, each with its place in `scalars`.
+        var letters: [UInt8] = [], places: [Int] = []
+        for (place, scalar) in scalars.enumerated() where scalar.isASCII {
+            let byte = UInt8(scalar.value)
+            if (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) {
+                letters.append(byte); places.append(place)
+            } else if (0x61...0x7A).contains(byte) {
+                letters.append(byte - 0x20); places.append(place)
+            }
+        }
+        var cuts: [ClosedRange<Int>] = []
+        var start = 0
+        while let found = firstKey(in: letters, from: start) {
+            cuts.append(places[found.lowerBound]...places[found.upperBound])
+            start = found.upperBound + 1
+        }
+        guard !cuts.isEmpty else { return text }
+        var result = String.UnicodeScalarView()
+        var next = 0
+        for cut in cuts {
+            result.append(contentsOf: scalars[next..<cut.lowerBound])
+            result.append(contentsOf: placeholder.unicodeScalars)
+            next = cut.upperBound + 1
+        }
+        result.append(contentsOf: scalars[next...])
+        return String(result)
+    }
+
+    /// The first key in `letters` from `start`: its first letter to its last data character.
+    private static func firstKey(in letters: [UInt8], from start: Int) -> ClosedRange<Int>? {
+        let age = Array("AGE".utf8), secret = Array("SECRETKEY".utf8), pq = Array("PQ".utf8), plugin = Array("PLUGIN".utf8)
+        var index = start
+        while index + 3 <= letters.count {
+            defer { index += 1 }
+            guard letters[index..<index + 3].elementsEqual(age) else { continue }
+            var cursor = index + 3
+            var oneCandidates: [Int] = []
+            if letters[cursor...].starts(with: secret) {
+                cursor += secret.count
+                if letters[cursor...].starts(with: pq) { cursor += pq.count }
+                oneCandidates = [cursor]
+            } else if letters[cursor...].starts(with: plugin) {
+                // The plugin's name, then the `1` that ends the prefix.
+                cursor += plugin.count
+                oneCandidates = Array(cursor..<min(cursor + 40, letters.count))
+            } else {
+                continue
+            }
+            for one in oneCandidates where one < letters.count && letters[one] == UInt8(ascii: "1") {
+                var end = one + 1
+                while end < letters.count, end - (one + 1) < longestData, bech32.contains(letters[end]) { end += 1 }
+                if end - (one + 1) >= shortestData { return index...(end - 1) }
+            }
+        }
+        return nil
     }
 }

@@ -70,8 +70,11 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The same error placed in the row it was found in (`measurements[12]`), unless it has a
     /// place already: for what the JSON scanner finds inside a row (a string past the limit,
     /// a number it cannot read, nesting too deep), which knows only the byte offset.
-    func located(at location: String, table: String) -> ArchiveError {
-        guard self.table == nil, [.notAnArchive, .limitExceeded, .invalidValue].contains(kind) else { return self }
+    func located(at location: String, table: String?) -> ArchiveError {
+        guard self.table == nil else { return self }
+        // A damaged or cut gzip stream keeps its own words first, its place after them.
+        if kind == .damagedCompression { return ArchiveError(kind, "\(message) (in \(location))", table: table, limit: limit) }
+        guard [.notAnArchive, .limitExceeded, .invalidValue].contains(kind) else { return self }
         let isWrapped = message.hasPrefix(Self.notAnArchivePrefix)
         let detail = isWrapped ? message.dropFirst(Self.notAnArchivePrefix.count) : message[...]
         guard !detail.hasPrefix(location) else { return ArchiveError(kind, message, table: table, limit: limit) }

@@ -166,7 +166,7 @@ struct DiffCommand: Subcommand {
     }
 
     static func text(_ report: ArchiveDiffReport, old: String, new: String, show: Int) -> String {
-        var text = "Comparing \(old) (\(describe(report.old)))\n     with \(new) (\(describe(report.new)))\n"
+        var text = "Comparing \(ShownText.oneLine(old)) (\(describe(report.old)))\n     with \(ShownText.oneLine(new)) (\(describe(report.new)))\n"
         let differing = report.all.filter { !$0.1.isEmpty }
         if !differing.isEmpty {
             text += "\n" + Formatting.columns(["", "added", "removed", "changed"], differing.map { name, counts in

@@ -83,7 +83,7 @@ struct VerifyCommand: Subcommand {
     static func text(_ report: VerifyReport, file: String) -> String {
         var perTable = report.omittedErrors.merging(report.omittedWarnings, uniquingKeysWith: +)
         for problem in report.problems { perTable[problem.table ?? "", default: 0] += 1 }
-        var text = "Verifying \(file)"
+        var text = "Verifying \(ShownText.oneLine(file))"
         if let format = report.summary.map({ ($0.formatVersion, $0.isCompressed) }) ?? report.formatBeforeError {
             text += " (format \(format.0), \(format.1 ? "gzip" : "plain JSON"))"
         }

@@ -130,12 +130,17 @@ import Testing
         let key = try AgeX25519Identity.generate().bech32Encoded()
         let body = String(key.dropFirst("AGE-SECRET-KEY-1".count))
         for text in ["Unknown option '-i=\(key)'", "cannot open \(key.lowercased()): No such file", "x AGE_SECRET_KEY_1\(body) y",
-                     "AGE SECRET KEY 1\(body)", "AGE-PLUGIN-YUBIKEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQ!", "AGE-SECRET-KEY-PQ-1\(body)"] {
+                     "AGE SECRET KEY 1\(body)", "AGE-PLUGIN-YUBIKEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQ!", "AGE-SECRET-KEY-PQ-1\(body)",
+                     // Typed in groups, with a stray character, doubled dashes, a separator after the 1.
+                     "AGE-SECRET-KEY-1_\(body)", "age-secret-key-1 \(body.prefix(30)) \(body.dropFirst(30))", "AGE-SECRET-KEY-1\(body.prefix(5))%\(body.dropFirst(5))",
+                     "AGE--SECRET--KEY--1\(body)", "x\tAGE-SECRET-KEY-1\(body.prefix(20))é\(body.dropFirst(20))\ty", "AGE-PLUGIN-SE-TPM-1\(body)"] {
             let shown = SecretKeyText.redacted(text)
-            #expect(shown.contains(SecretKeyText.placeholder) && !shown.uppercased().contains(String(body.prefix(10))) && !shown.contains("QQQQQQQQ"), "\(shown)")
+            #expect(shown.contains(SecretKeyText.placeholder) && !shown.uppercased().contains(String(body.prefix(10))) && !shown.contains("QQQQQQQQ")
+                    && !shown.uppercased().contains(String(body.suffix(10))), "\(shown)")
         }
         // The prefix alone, as messages name it, and ordinary text stay as they are.
-        for text in ["a secret key (AGE-SECRET-KEY-1…), not a recipient", "age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq", "stage 1234567890"] {
+        for text in ["a secret key (AGE-SECRET-KEY-1…), not a recipient", "age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq", "stage 1234567890",
+                     "a plugin identity (AGE-PLUGIN-…), not a recipient: plugins are not supported; give an X25519 recipient (age1…)"] {
             #expect(SecretKeyText.redacted(text) == text)
         }
     }

@@ -78,7 +78,9 @@ struct VerifyTests {
         #expect(sound.json["tablesComplete"] as? Bool == true)
         // A cut file: the tables before the cut, said to be only those.
         let cut = dir.write("cut.json.gz", archive.prefix(archive.count / 2))
-        let (partial, _) = try verify([cut])
+        let (partial, cutProblems) = try verify([cut])
+        // The cut is placed in the entry it fell in, and its table given.
+        #expect(errors(cutProblems).contains { $0["table"] as? String != nil && ($0["message"] as? String ?? "").contains("cut short (in ") }, "\(cutProblems)")
         let partialTables = try #require(partial.json["tables"] as? [String: Int])
         #expect(partial.exitCode == 1 && partial.json["tablesComplete"] as? Bool == false && partialTables.count < tables.count, "\(partialTables)")
         let human = try CLI.run(["verify", cut])
@@ -121,6 +123,16 @@ struct VerifyTests {
         #expect(twiceText.exitCode == 1 && twiceText.stdout.contains(#"the attachment name "x\u{A}y.jpg" appears twice"#), "\(twiceText.stdout)")
         let (_, twiceProblems) = try verify([twice])
         #expect(errors(twiceProblems).allSatisfy { !($0["message"] as? String ?? "").contains("\n") }, "\(twiceProblems)")
+        // Broken JSON in the envelope is placed by the member it is in or after.
+        let counts = dir.write("counts.json", text.replacingOccurrences(of: #""counts":{"#, with: #""counts":{"x":1:"#))
+        let (_, countsProblems) = try verify([counts])
+        #expect(errors(countsProblems).contains { $0["table"] as? String == "counts" && ($0["message"] as? String ?? "").contains(#"in "counts": invalid JSON"#) }, "\(countsProblems)")
+        let afterTable = dir.write("after.json", text.replacingOccurrences(of: #"],"rawPackets""#, with: #"];"rawPackets""#))
+        let (_, afterProblems) = try verify([afterTable])
+        #expect(errors(afterProblems).contains { $0["table"] is NSNull && ($0["message"] as? String ?? "").contains(#"after "measurements": invalid JSON"#) }, "\(afterProblems)")
+        // A file name with a line break keeps the report's first line one line.
+        let oddName = dir.write("odd\nverify: OK.json", text)
+        #expect(try CLI.run(["verify", oddName]).stdout.hasPrefix(#"Verifying \#(dir.path)/odd\u{A}verify: OK.json (format 2"#))
         // What stops the read names the table it stopped in, in --json as in the text.
         let broken = dir.write("broken.json", text.replacingOccurrences(of: #""measurements":[{"#, with: #""measurements":[{"x":01,"#))
         let (stopped, stoppedProblems) = try verify([broken])

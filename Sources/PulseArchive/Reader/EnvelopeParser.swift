@@ -43,20 +43,34 @@ struct EnvelopeParser {
         try scanner.skipByteOrderMark()
         try scanner.expect(JSONByte.openBrace, "'{' to open the archive object")
         if try !scanner.consumeIfClosing(JSONByte.closeBrace) {
+            // What the scanner finds outside any entry is placed by the top-level key it is in
+            // or after (a bare byte offset in a file of one line is no place).
+            var previous: String?
             repeat {
-                let key = try scanner.readString(scratch: &scratch)
-                try scanner.expect(JSONByte.colon, "':'")
-                guard keysSeen.insert(ByteKey(key)).inserted else {
-                    throw ArchiveError.notAnArchive("the top-level key \(ShownText.quoted(key)) appears twice")
+                var current: String?
+                do {
+                    let key = try scanner.readString(scratch: &scratch)
+                    current = key
+                    try scanner.expect(JSONByte.colon, "':'")
+                    guard keysSeen.insert(ByteKey(key)).inserted else {
+                        throw ArchiveError.notAnArchive("the top-level key \(ShownText.quoted(key)) appears twice")
+                    }
+                    // Every key the format knows is ASCII; any other is unknown without being
+                    // looked up in a `String`-keyed table (whose hashing normalises).
+                    if key.utf8.allSatisfy({ $0 < 0x80 }) {
+                        try readMember(key, into: &visitor)
+                    } else {
+                        try skipUnknownTopLevel(key)
+                    }
+                    previous = key
+                    current = nil
+                    guard try scanner.continues(closer: JSONByte.closeBrace) else { break }
+                } catch let error as ArchiveError {
+                    let place = current.map { "in \(ShownText.quoted($0))" } ?? previous.map { "after \(ShownText.quoted($0))" } ?? "at the top level"
+                    // Between two members the problem is in no table.
+                    throw error.located(at: place, table: current)
                 }
-                // Every key the format knows is ASCII; any other is unknown without being
-                // looked up in a `String`-keyed table (whose hashing normalises).
-                if key.utf8.allSatisfy({ $0 < 0x80 }) {
-                    try readMember(key, into: &visitor)
-                } else {
-                    try skipUnknownTopLevel(key)
-                }
-            } while try scanner.continues(closer: JSONByte.closeBrace)
+            } while true
         }
         try scanner.expectEnd()
         guard sawFormatVersion else { throw ArchiveError.notAnArchive("missing formatVersion") }
