@@ -40,6 +40,11 @@ struct Console {
         try? Self.emit(ShownText.escapingControls(text) + "\n", to: STDERR_FILENO, name: "standard error")
     }
 
+    /// Writes a `warning:` line: one line whatever a name in `text` holds.
+    func warn(_ text: String) {
+        err("warning: " + ShownText.oneLine(text))
+    }
+
     /// Writes a message line as it is: for the tool's own terminal sequences.
     func errRaw(_ text: String) {
         try? Self.emit(text + "\n", to: STDERR_FILENO, name: "standard error")

@@ -183,7 +183,7 @@ struct ExportCommand: Subcommand {
         options.rsyncable = rsyncable
         let result = try PulseStore.exportArchive(storeDirectory: store, to: output, options: options)
         progress.finish()
-        for warning in result.warnings { console.err("warning: \(ShownText.oneLine(warning.message))") }
+        for warning in result.warnings { console.warn(warning.message) }
         // With the archive on standard output, the report goes to standard error.
         let report: (String) throws -> Void = { text in if case .stream = output { console.err(text) } else { try console.out(text) } }
         if json {

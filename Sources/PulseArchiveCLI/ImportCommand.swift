@@ -76,7 +76,7 @@ struct ImportCommand: Subcommand {
 
     /// The import's report; a Gadgetbridge import adds its members and lines.
     func report(_ result: ImportResult, extraJSON: [(String, JSONReport)] = [], extraText: String = "") throws {
-        for warning in result.warnings { console.err("warning: \(ShownText.oneLine(warning.message))") }
+        for warning in result.warnings { console.warn(warning.message) }
         if let backup = result.safetyBackupPath {
             console.err("Saved the store's previous content to \(backup)")
         }

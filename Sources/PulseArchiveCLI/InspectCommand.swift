@@ -39,7 +39,7 @@ struct InspectCommand: Subcommand {
         defer { progress.finish() }
         let summary = try ArchiveValidation.validate(reader)
         progress.finish()
-        for warning in summary.warnings { console.err("warning: \(ShownText.oneLine(warning.message))") }
+        for warning in summary.warnings { console.warn(warning.message) }
         if json {
             try console.out(ArchiveReport.inspect(summary).text)
         } else {

@@ -66,7 +66,7 @@ struct TablesCommand: Subcommand {
             var visitor = TablesVisitor(writer: writer)
             let summary = try ArchiveReader(input, limits: limits, progress: progress.update).read(into: &visitor)
             progress.finish()
-            for warning in summary.warnings { console.err("warning: \(ShownText.oneLine(warning.message))") }
+            for warning in summary.warnings { console.warn(warning.message) }
         case .store(let store):
             console.announceUpgrade(of: store, quiet: quiet)
             try PulseStore.readSnapshot(storeDirectory: store, limits: limits) { content in
