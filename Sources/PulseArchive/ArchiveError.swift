@@ -82,6 +82,16 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
         return ArchiveError(kind, placed, table: table, limit: limit)
     }
 
+    /// Runs `body`; an `ArchiveError` it throws comes out `located(at:table:)`, its place put
+    /// into words only then.
+    static func placing<T>(at location: @autoclosure () -> String, table: String?, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as ArchiveError {
+            throw error.located(at: location(), table: table)
+        }
+    }
+
     /// The wording for anything the app would call "isn't a PulseLoop export, or it's damaged".
     static func notAnArchive(_ detail: String, table: String? = nil) -> ArchiveError {
         ArchiveError(.notAnArchive, notAnArchivePrefix + detail, table: table)

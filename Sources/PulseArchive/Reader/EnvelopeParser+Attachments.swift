@@ -8,11 +8,11 @@ extension EnvelopeParser {
         try scanner.checkDepth(2)
         if try scanner.consumeIfClosing(JSONByte.closeBrace) { return }
         var keys = Set<ByteKey>()
+        // What the JSON scanner finds in a key or a value names the setting.
+        var previous = ""
         repeat {
-            var name: String?
-            do {
-                let key = try scanner.readString(scratch: &scratch)
-                name = key
+            let key = try ArchiveError.placing(at: "settings", table: "settings") { try scanner.readString(scratch: &scratch) }
+            try ArchiveError.placing(at: "settings.\(key)", table: "settings") {
                 try scanner.expect(JSONByte.colon, "':'")
                 try problems.recovering {
                     let value = try readStringValue(at: "settings.\(key)", depth: 2)
@@ -23,16 +23,9 @@ extension EnvelopeParser {
                     try visitor.visitSetting(key: key, value: value)
                     summary.settingsCount += 1
                 }
-            } catch let error as ArchiveError {
-                // What the JSON scanner finds in a key or a value names the setting.
-                throw error.located(at: name.map { "settings.\($0)" } ?? "settings", table: "settings")
             }
-            do {
-                guard try scanner.continues(closer: JSONByte.closeBrace) else { break }
-            } catch let error as ArchiveError {
-                throw error.located(at: name.map { "settings, after \($0)" } ?? "settings", table: "settings")
-            }
-        } while true
+            previous = key
+        } while try ArchiveError.placing(at: "settings, after \(previous)", table: "settings") { try scanner.continues(closer: JSONByte.closeBrace) }
     }
 
     /// Reads the members of one entry object of `attachments` or a document array; a member

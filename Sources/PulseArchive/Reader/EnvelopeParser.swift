@@ -45,12 +45,12 @@ struct EnvelopeParser {
         if try !scanner.consumeIfClosing(JSONByte.closeBrace) {
             // What the scanner finds outside any entry is placed by the top-level key it is in
             // or after (a bare byte offset in a file of one line is no place).
+            // Between two members the problem is in no table.
             var previous: String?
+            let between = { previous.map { "after \(ShownText.quoted($0))" } ?? "at the top level" }
             repeat {
-                var current: String?
-                do {
-                    let key = try scanner.readString(scratch: &scratch)
-                    current = key
+                let key = try ArchiveError.placing(at: between(), table: nil) { try scanner.readString(scratch: &scratch) }
+                try ArchiveError.placing(at: "in \(ShownText.quoted(key))", table: key) {
                     try scanner.expect(JSONByte.colon, "':'")
                     guard keysSeen.insert(ByteKey(key)).inserted else {
                         throw ArchiveError.notAnArchive("the top-level key \(ShownText.quoted(key)) appears twice")
@@ -62,15 +62,9 @@ struct EnvelopeParser {
                     } else {
                         try skipUnknownTopLevel(key)
                     }
-                    previous = key
-                    current = nil
-                    guard try scanner.continues(closer: JSONByte.closeBrace) else { break }
-                } catch let error as ArchiveError {
-                    let place = current.map { "in \(ShownText.quoted($0))" } ?? previous.map { "after \(ShownText.quoted($0))" } ?? "at the top level"
-                    // Between two members the problem is in no table.
-                    throw error.located(at: place, table: current)
                 }
-            } while true
+                previous = key
+            } while try ArchiveError.placing(at: between(), table: nil) { try scanner.continues(closer: JSONByte.closeBrace) }
         }
         try scanner.expectEnd()
         guard sawFormatVersion else { throw ArchiveError.notAnArchive("missing formatVersion") }
@@ -258,19 +252,10 @@ struct EnvelopeParser {
             // The three document arrays are one table to a report: `documents`.
             let table = key.hasPrefix("document") ? "documents" : key
             repeat {
-                do {
-                    try element(&self, count)
-                } catch let error as ArchiveError {
-                    throw error.located(at: "\(key)[\(count)]", table: table)
-                }
+                try ArchiveError.placing(at: "\(key)[\(count)]", table: table) { try element(&self, count) }
                 count += 1
-                do {
-                    guard try scanner.continues(closer: JSONByte.closeBracket) else { break }
-                } catch let error as ArchiveError {
-                    // Broken between two entries (a missing comma): placed before the next.
-                    throw error.located(at: "\(key)[\(count)]", table: table)
-                }
-            } while true
+                // Broken between two entries (a missing comma): placed before the next.
+            } while try ArchiveError.placing(at: "\(key)[\(count)]", table: table) { try scanner.continues(closer: JSONByte.closeBracket) }
         }
         return count
     }
