@@ -169,6 +169,11 @@ struct pulse_fatal_state {
     char names[PULSE_FATAL_DEPTH][PULSE_FATAL_NAME];
     /// A tracked path's name while it is renamed aside.
     char aside[PULSE_FATAL_PATH_MAX];
+    /// For a test only (`pulse_fatal_test_hold`): the handler waits, once it has set a tracked
+    /// path aside and before it removes it, until another thread waits for the end (`awaiting`,
+    /// counted by `pulse_fatal_awaiting`), so that what the other threads do meanwhile comes first.
+    int testHold;
+    int awaiting;
 };
 
 static inline size_t pulse_fatal_state_size(void) { return sizeof(struct pulse_fatal_state); }
@@ -246,6 +251,19 @@ static inline int pulse_fatal_take_for_interrupt(void *storage) {
     struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
     long none = 0;
     return __atomic_compare_exchange_n(&s->takenBy, &none, -pulse_fatal_thread(), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? 0 : -1;
+}
+
+/// Makes the handler hold in its removal until another thread waits for the end
+/// (tests only: `PULSE_ARCHIVE_TEST_FATAL_HOLD`).
+static inline void pulse_fatal_test_hold(void *storage) {
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
+    __atomic_store_n(&s->testHold, 1, __ATOMIC_SEQ_CST);
+}
+
+/// Counts a thread that waits for a signal's handler or watcher to end the process.
+static inline void pulse_fatal_awaiting(void *storage) {
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
+    __atomic_add_fetch(&s->awaiting, 1, __ATOMIC_SEQ_CST);
 }
 
 static inline void pulse_fatal_leave_commit(void *storage) {
@@ -409,6 +427,10 @@ static inline void pulse_fatal_handler(int signal) {
             continue;
         }
         pulse_fatal_set_aside(s, i);
+        for (int held = 0; held < 60000 && __atomic_load_n(&s->testHold, __ATOMIC_SEQ_CST)
+                                 && __atomic_load_n(&s->awaiting, __ATOMIC_SEQ_CST) == 0; held++) {
+            nanosleep(&millisecond, 0);
+        }
         if (pulse_fatal_remove(s, s->path[i]) != 0) left[leftCount++] = i;
     }
     // Then the folders made on the way, each once the one inside it is gone: passes until one

@@ -105,6 +105,9 @@ open class BackgroundWorker: @unchecked Sendable {
         Thread.current.name = start.name
         run(start.work)
         start.finished.signal()
+        // The thread outlives its work for a moment, while the joining thread goes on: a
+        // fatal signal taken here is handled beside the main thread's next steps.
+        TestPausePoint.reached("worker.finished")
     }
 
     /// The thread's whole use of the worker. Not inlined, so the one reference it takes is

@@ -101,10 +101,16 @@ public enum InterruptCleanup {
     }
 
     /// From now on an interruption leaves `path` alone.
+    ///
+    /// Held off like a commit: once a fatal signal's handler has begun (on another thread),
+    /// the caller waits for it to end the process instead. A failing import on the main thread
+    /// let go of the folders it had made for a new store (`removeWhileEmpty`, whose `rmdir`
+    /// failed while the handler was still emptying the store in them), and the handler, which
+    /// removes such folders last, then left them behind.
     public static func unregister(_ path: String) {
-        registry.lock.lock()
+        holdOffBothSignals()
+        defer { endHoldOffBothSignals() }
         untrack(key(path))
-        registry.lock.unlock()
     }
 
     /// Runs `commit`, the step after which `paths` are no longer temporary (a transaction that
@@ -190,6 +196,7 @@ public enum InterruptCleanup {
     /// Waits for the watcher, which has a signal to take, or the fatal-signal handler, to end
     /// the process.
     private static func awaitTheEnd() -> Never {
+        pulse_fatal_awaiting(fatalState)
         while true { usleep(10_000) }
     }
 
@@ -316,6 +323,11 @@ public enum InterruptCleanup {
     ///   commit's outcome (the interruption's announcement says the same).
     public static func removeOnFatalSignal(describingCommit: @escaping @Sendable (String) -> String = { $0 }) {
         guard getenv("SWIFT_BACKTRACE") == nil else { return }
+        // A test's hook (docs/testing.md, "Kill points"): the handler holds once it has set a
+        // registered path aside, before it removes it, until another thread waits for the
+        // end, so that what that thread does meanwhile lands in the middle of the removal,
+        // as it may under load.
+        if getenv("PULSE_ARCHIVE_TEST_FATAL_HOLD") != nil { pulse_fatal_test_hold(fatalState) }
         registry.lock.lock()
         registry.describeCommit = describingCommit
         registry.lock.unlock()

@@ -86,6 +86,20 @@ enum KillPoints {
                        stderr: String(decoding: collected, as: UTF8.self))
     }
 
+    /// The threads of process `pid`, by their ids, in order.
+    static func threads(of pid: Int32) -> [Int32] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap(Int32.init).sorted()
+    }
+
+    /// Whether `thread` of process `pid` blocks `signal`, as its `SigBlk` line in /proc says
+    /// (the interruption's watcher blocks the fatal signals: one sent to it is never taken).
+    static func blocks(_ signal: Int32, thread: Int32, of pid: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+              let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return true }
+        return mask & (UInt64(1) << UInt64(signal - 1)) != 0
+    }
+
     /// Reads the command's standard error until it says it paused at `pause` (true), or ends
     /// (false: it exited without reaching the point); returns what it read.
     static func awaitPause(_ pause: String, on err: Pipe) -> (reached: Bool, collected: Data) {

@@ -376,6 +376,33 @@ struct SecretsAndSignalsTests {
         return process
     }
 
+    @Test("a fatal signal on a worker thread while an import into a new store under missing folders goes on: the store and the folders made for it go, though the main thread fails meanwhile and lets go of them")
+    func fatalSignalOnAWorkerRemovesTheFoldersMade() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s")
+        try StoreFixtures.demoStore(store, days: 20, rawPacketsPerDay: 40)
+        let archive = dir.file("a.json.gz")
+        _ = try StoreFixtures.export(store, to: archive)
+        let top = dir.file("n")
+        // Stopped on the staging worker's thread, its work done; the handler runs there while
+        // the main thread goes on, finds its store gone from under it, and fails. The handler
+        // holds after removing the store until the main thread waits for the end: its own
+        // clean-up of the folders it made, which came first under load in CI, lands in between.
+        let stopped = try KillPoints.stop(["import", archive, "--store", top + "/a/b/store", "--no-backfill"], at: "worker.finished:2", with: SIGSEGV,
+                                          environment: ["PULSE_ARCHIVE_TEST_FATAL_HOLD": "1"], toThread: { pid in
+            KillPoints.threads(of: pid).first { $0 != pid && !KillPoints.blocks(SIGSEGV, thread: $0, of: pid) }
+        })
+        #expect(stopped.reached && stopped.reason == .exit && stopped.status == 1
+                && stopped.stderr.contains("Error: stopped by a fatal error (SIGSEGV"), "\(stopped.stderr)")
+        if stopped.stderr.contains("after its commit: the store holds the archive") {
+            // Under load the main thread may commit before the signalled thread runs: the
+            // handler then waits for the commit, and the store stands, as it says.
+            #expect(try StoreSnapshot(store: top + "/a/b/store").sameContent(as: try StoreSnapshot(store: store)), "\(stopped.stderr)")
+        } else {
+            #expect(!FileManager.default.fileExists(atPath: top), "left \((try? FileManager.default.subpathsOfDirectory(atPath: top)) ?? []): \(stopped.stderr)")
+        }
+    }
+
     @Test("a fatal signal on another thread than the one committing: the archive is either whole and said to be written (or the command ended first, exit 0), or not there and said to be removed; never the one with the other message")
     func fatalSignalOnAnotherThreadDuringTheCommit() throws {
         let dir = TemporaryDirectory()
