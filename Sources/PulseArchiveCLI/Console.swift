@@ -20,15 +20,26 @@ struct Console {
     ///   reader gone): the command then fails with exit 1, and says that what it did stands,
     ///   since a report comes after the work (a retried import would find a store with data).
     func out(_ text: String) throws {
+        try result(text, to: STDOUT_FILENO, name: "standard output")
+    }
+
+    /// Writes a result asked for (`--json`) on standard error, where it goes when standard
+    /// output carries the archive (`-o -`): it fails as `out` does when it cannot be written
+    /// (`2>/dev/full`), since the caller that asked for it is owed a failure, not exit 0.
+    func resultOnStandardError(_ text: String) throws {
+        try result(text, to: STDERR_FILENO, name: "standard error")
+    }
+
+    private func result(_ text: String, to descriptor: Int32, name: String) throws {
         let done = "the command's work is done and stands; only this report is lost"
         // Closed at the start and held by /dev/null since (`StandardStreams`): the report
         // would vanish there, while the caller is owed a failure as for any stream that
         // cannot take it.
-        if StandardStreams.closedAtStart.contains(STDOUT_FILENO) {
-            throw SystemError(.io, "cannot write standard output: it was closed (>&-); \(done)")
+        if StandardStreams.closedAtStart.contains(descriptor) {
+            throw SystemError(.io, "cannot write \(name): it was closed (\(descriptor == STDOUT_FILENO ? ">&-" : "2>&-")); \(done)")
         }
         do {
-            try Self.emit(ShownText.escapingControls(text) + "\n", to: STDOUT_FILENO, name: "standard output")
+            try Self.emit(ShownText.escapingControls(text) + "\n", to: descriptor, name: name)
         } catch {
             throw SystemError(.io, "\(error.message); \(done)")
         }

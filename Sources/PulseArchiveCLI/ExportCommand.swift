@@ -185,7 +185,7 @@ struct ExportCommand: Subcommand {
         progress.finish()
         for warning in result.warnings { console.warn(warning.message) }
         // With the archive on standard output, the report goes to standard error.
-        let report: (String) throws -> Void = { text in if case .stream = output { console.err(text) } else { try console.out(text) } }
+        let report: (String) throws -> Void = { text in if case .stream = output { try console.resultOnStandardError(text) } else { try console.out(text) } }
         if json {
             try report(JSONReport.object([
                 ("path", .string(result.path)),

@@ -85,6 +85,12 @@ struct PipeTests {
         }
         // The import before it committed: the report's failure undid nothing.
         #expect(try StoreSnapshot(store: dir.file("s")).rows["measurements"]?.isEmpty == false)
+        // With the archive on standard output, the report asked for goes to standard error:
+        // one that is full fails the command too, the archive out whole; one closed is refused
+        // before any work.
+        let errorStream = redirect.replacingOccurrences(of: ">", with: "2>")
+        let stream = try CLI.shell("\"$PA\" export --store s -o - --json > a.json.gz \(errorStream); echo $?; gzip -t a.json.gz && echo whole", in: dir.path)
+        #expect(stream.stdout == (redirect == ">&-" ? "64\n" : "1\nwhole\n"), "\(errorStream): \(stream.stdout) \(stream.stderr)")
     }
 
     @Test("a standard stream the caller closed is never taken by a file of ours: - refuses a closed stdin, -o - a closed stdout; the archive written beside a closed stdout is whole")
