@@ -23,6 +23,12 @@ enum ArgumentValues {
     /// - Parameter commandHasOption: the command takes `--timezone`, so a bad `TZ` may be
     ///   stepped around with it (export, prune and diff take only `TZ`).
     static func timeZone(_ text: String?, environment: [String: String], commandHasOption: Bool = true) throws -> TimeZone {
+        try namedTimeZone(text, environment: environment, commandHasOption: commandHasOption).zone
+    }
+
+    /// `timeZone`, and its name as reports show it: the name given (`--timezone`, or `TZ` as
+    /// written), since Foundation calls "UTC" "GMT"; the system zone's own otherwise.
+    static func namedTimeZone(_ text: String?, environment: [String: String], commandHasOption: Bool = true) throws -> (zone: TimeZone, name: String) {
         let remedy = commandHasOption ? "correct or unset TZ, or pass --timezone" : "correct or unset TZ"
         if let text {
             // Foundation reads "GMT+14" as 14 hours east, POSIX TZ as 14 hours west: neither is
@@ -31,9 +37,9 @@ enum ArgumentValues {
             guard !offset, let zone = TimeZone(identifier: text) else {
                 throw UsageError(message: "The value '\(text)' is invalid for '--timezone': expected a zone identifier such as Europe/Berlin or UTC")
             }
-            return zone
+            return (zone, text)
         }
-        guard let variable = environment["TZ"] else { return .current }
+        guard let variable = environment["TZ"] else { return (.current, TimeZone.current.identifier) }
         // As the C library reads TZ: empty is UTC, a leading ':' is dropped, a path into the
         // zone database names its zone.
         var name = Substring(variable)
@@ -46,7 +52,7 @@ enum ArgumentValues {
             if let range = resolved.range(of: "/zoneinfo/") {
                 name = resolved[range.upperBound...]
             } else if resolved == "/etc/localtime" {
-                return .current
+                return (.current, TimeZone.current.identifier)
             }
         }
         // The POSIX form of a fixed offset (`UTC0`, common in containers; `GMT+5`, `EST5`):
@@ -58,12 +64,23 @@ enum ArgumentValues {
             guard (-14 * 3600...12 * 3600).contains(west), let zone = west == 0 ? TimeZone(identifier: "UTC") : TimeZone(secondsFromGMT: -west) else {
                 throw UsageError(message: "The value '\(variable)' of the TZ environment variable is an offset no zone has (they run from UTC−12 to UTC+14): \(remedy)")
             }
-            return zone
+            return (zone, String(name))
         }
-        guard let zone = TimeZone(identifier: String(name)) else {
-            throw UsageError(message: "The value '\(variable)' of the TZ environment variable is not a zone identifier such as Europe/Berlin or UTC: \(remedy)")
+        // Shaped like an offset but not one POSIX has (`GMT+05:60`: minutes past 59): Foundation
+        // read that one as six hours *east*, the C library as about five hours west.
+        guard !looksLikeAnOffset(name), let zone = TimeZone(identifier: String(name)) else {
+            throw UsageError(message: "The value '\(variable)' of the TZ environment variable is not a zone identifier such as Europe/Berlin or UTC, nor an offset such as GMT+5 (hours up to 24, minutes and seconds up to 59): \(remedy)")
         }
-        return zone
+        return (zone, String(name))
+    }
+
+    /// A name of three or more letters, then a sign and digits and colons only: the shape of
+    /// a POSIX fixed offset, whether or not its numbers are in range.
+    private static func looksLikeAnOffset(_ value: Substring) -> Bool {
+        let name = value.prefix { $0.isASCII && $0.isLetter }
+        let rest = value.dropFirst(name.count)
+        guard name.count >= 3, let sign = rest.first, sign == "+" || sign == "-" else { return false }
+        return rest.dropFirst().allSatisfy { $0 == ":" || ($0.isASCII && $0.isNumber) }
     }
 
     /// The seconds west of Greenwich of a POSIX TZ value without daylight saving: a name of

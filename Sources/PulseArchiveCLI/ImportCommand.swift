@@ -29,7 +29,7 @@ struct ImportCommand: Subcommand {
     let backfill: BackfillRequest?
     /// The zone of day boundaries (a Gadgetbridge history's local dates too).
     let zone: TimeZone
-    /// The zone as reports name it: the IANA name given (Foundation calls "UTC" "GMT"), else the zone's.
+    /// The zone as reports name it: the name given (Foundation calls "UTC" "GMT"), else the zone's.
     let zoneName: String
     let limits: ArchiveLimits
     let json: Bool
@@ -42,8 +42,7 @@ struct ImportCommand: Subcommand {
         store = try console.storeDirectory(arguments)
         mode = arguments.flag("--replace") ? .replace : arguments.flag("--merge") ? .merge : nil
         let asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
-        zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)
-        zoneName = arguments.value("--timezone") ?? zone.identifier
+        (zone, zoneName) = try ArgumentValues.namedTimeZone(arguments.value("--timezone"), environment: console.environment)
         backfill = arguments.flag("--no-backfill") ? nil : BackfillRequest(days: 90, asOf: asOf, timeZone: zone)
         limits = try ArgumentValues.limits(arguments)
         json = arguments.flag("--json")

@@ -28,6 +28,8 @@ struct ReadinessCommand: Subcommand {
     let backfill: Bool
     let asOf: DateComponents?
     let zone: TimeZone
+    /// As the header names it: the name given (Foundation calls "UTC" "GMT").
+    let zoneName: String
     let json: Bool
     let svgPath: String?
     let quiet: Bool
@@ -38,7 +40,7 @@ struct ReadinessCommand: Subcommand {
         days = try ArgumentValues.integer(arguments.value("--days"), option: "--days", range: 1...3_650) ?? 30
         backfill = arguments.flag("--backfill")
         asOf = try ArgumentValues.day(arguments.value("--as-of"), option: "--as-of")
-        zone = try ArgumentValues.timeZone(arguments.value("--timezone"), environment: console.environment)
+        (zone, zoneName) = try ArgumentValues.namedTimeZone(arguments.value("--timezone"), environment: console.environment)
         json = arguments.flag("--json")
         svgPath = arguments.value("--svg")
         quiet = arguments.flag("--quiet")
@@ -73,7 +75,7 @@ struct ReadinessCommand: Subcommand {
         if json {
             try console.out(JSONReport.object([("days", .array(history.map(Self.jsonDay)))]).text)
         } else {
-            try console.out(Self.table(history, store: store, zone: zone))
+            try console.out(Self.table(history, store: store, zoneName: zoneName))
             if let svgPath { console.err("Wrote the trend chart to \(svgPath)") }
         }
         return 0
@@ -108,7 +110,7 @@ struct ReadinessCommand: Subcommand {
         availablePoints.isFinite ? Saturating.integerText(availablePoints) + "%" : "-"
     }
 
-    static func table(_ history: [ReadinessDay], store: String, zone: TimeZone) -> String {
+    static func table(_ history: [ReadinessDay], store: String, zoneName: String) -> String {
         let reasons = [
             "noSignals": "no overnight signals", "baselineLearning": "still learning your baseline",
             "insufficientCoverage": "too little of the night captured", "notComputed": "not computed yet (run with --backfill)",
@@ -121,7 +123,7 @@ struct ReadinessCommand: Subcommand {
                     day.contributors.first?.detail ?? ""]
         }
         let range = "\(history.last?.date ?? "") to \(history.first?.date ?? "")"
-        return "Readiness in \(store), \(range) (\(zone.identifier))\n"
+        return "Readiness in \(store), \(range) (\(zoneName))\n"
             + Formatting.columns(["date", "score", "band", "coverage", "biggest drag"], rows, numeric: [1, 3])
     }
 }
