@@ -120,8 +120,11 @@ public struct GadgetbridgeMapper {
         let unit = table.millisecondsPerUnit
         let time = "CASE WHEN typeof(\"TIMESTAMP\") = 'integer' AND \"TIMESTAMP\" >= \(Self.earliest / unit) AND \"TIMESTAMP\" < \(Self.latest / unit) "
             + "THEN \"TIMESTAMP\" * \(unit) END"
+        // Rows of one instant (a table without Gadgetbridge's key, a view) ordered by their
+        // values too, so that every run keeps the same one of them.
+        let tieBreak = (0..<columns.count).map { ", \($0 + 2)" }.joined()
         let statement = try database.database.prepare("SELECT \(time), \(columns.joined(separator: ", ")) FROM \"\(table.rawValue)\" "
-            + "WHERE \"DEVICE_ID\" = ? ORDER BY \"TIMESTAMP\"")
+            + "WHERE \"DEVICE_ID\" = ? ORDER BY \"TIMESTAMP\"\(tieBreak)")
         try statement.bind(int64: ring.id, at: 1)
         return statement
     }
@@ -188,6 +191,12 @@ public struct GadgetbridgeMapper {
         row[3] = .string(kind.unit)
         row[6] = .string("known")
         row[9] = .date(now)
+        // The instant of the last reading taken: the rows come in time order, so a second one
+        // at that instant (a table without Gadgetbridge's key, a view) is next to it. It would
+        // get the same id, and the import refused the whole file as "duplicate entries" that
+        // inspect had passed; the first is kept and the second counted as a duplicate, as for
+        // activity rows.
+        var lastTaken: Int64?
         while try statement.step() {
             counts.read += 1
             guard !statement.isNull(at: 0), !statement.isNull(at: 1) else { counts.invalid += 1; continue }
@@ -195,6 +204,8 @@ public struct GadgetbridgeMapper {
             var value = statement.double(at: 1)
             if kind.table == .temperature { value = (value * 10).rounded() / 10 }
             guard value.isFinite, kind.valid.contains(value) else { counts.invalid += 1; continue }
+            guard timestamp != lastTaken else { counts.duplicate += 1; continue }
+            lastTaken = timestamp
             row[0] = .string(Self.id(prefix + String(timestamp)))
             row[2] = .double(value)
             row[4] = .date(timestamp)

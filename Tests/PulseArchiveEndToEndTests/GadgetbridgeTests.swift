@@ -244,6 +244,34 @@ import PulseSQLite
         #expect(tables["COLMI_HEART_RATE_SAMPLE"]?["last"] as? String == "2026-03-01T23:55:00.000Z", "\(tables)")
     }
 
+    @Test("two rows of one ring at one instant (a table without Gadgetbridge's key, a view): the valid one with the lowest value is imported, the others counted duplicate; inspect passes what import takes")
+    func rowsAtOneInstant() throws {
+        let dir = TemporaryDirectory()
+        let file = dir.file("keyless.db")
+        let database = try SQLiteDatabase(path: file, create: true)
+        try database.execute("""
+            CREATE TABLE DEVICE (_id INTEGER PRIMARY KEY, NAME TEXT, MANUFACTURER TEXT, IDENTIFIER TEXT, TYPE INTEGER, TYPE_NAME TEXT);
+            INSERT INTO DEVICE VALUES (1, 'R02', 'Colmi', 'AA:BB:CC:DD:EE:01', 0, 'COLMI_R02');
+            CREATE TABLE S (TIMESTAMP INTEGER, DEVICE_ID INTEGER, USER_ID INTEGER, SPO2 INTEGER);
+            INSERT INTO S VALUES (1735700400000, 1, 1, 97);
+            CREATE VIEW COLMI_SPO2_SAMPLE AS SELECT * FROM S UNION ALL SELECT * FROM S;
+            CREATE TABLE COLMI_HEART_RATE_SAMPLE (TIMESTAMP INTEGER, DEVICE_ID INTEGER, USER_ID INTEGER, HEART_RATE INTEGER);
+            INSERT INTO COLMI_HEART_RATE_SAMPLE VALUES (1735700400000, 1, 1, 98), (1735700400000, 1, 1, 'x'), (1735700400000, 1, 1, 61);
+            """)
+        database.close()
+        let inspected = try CLI.run(["inspect", file])
+        #expect(inspected.exitCode == 0, "\(inspected.stderr)")
+        let json = try Self.importJSON([file, "--store", dir.file("store"), "--no-backfill"])
+        #expect(Self.tables(json)["COLMI_HEART_RATE_SAMPLE"] == ["read": 3, "imported": 1, "duplicate": 1, "invalid": 1, "unmapped": 0])
+        #expect(Self.tables(json)["COLMI_SPO2_SAMPLE"] == ["read": 2, "imported": 1, "duplicate": 1, "invalid": 0, "unmapped": 0])
+        let store = try SQLiteDatabase(path: dir.file("store/pulse.sqlite"), create: false)
+        defer { store.close() }
+        let statement = try store.prepare(#"SELECT "kindRaw", "value" FROM "measurements" ORDER BY "kindRaw""#)
+        var values: [String] = []
+        while try statement.step() { values.append("\(statement.text(at: 0)) \(statement.double(at: 1))") }
+        #expect(values == ["hr 61.0", "spo2 97.0"], "\(values)")
+    }
+
     @Test("a device's rows are what its tables read, whatever type DEVICE_ID holds: 1.0 is the ring's, the text '1' and an unknown id belong to no device")
     func deviceRowsAreWhatItsTablesRead() throws {
         let dir = TemporaryDirectory()
