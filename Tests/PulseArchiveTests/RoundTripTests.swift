@@ -84,6 +84,25 @@ struct RoundTripTests {
         #expect(summary.warnings.map(\.message) == [#"measurements: unknown field "someFutureField" in 1 row (ignored)"#])
     }
 
+    @Test("leading whitespace of any length (4 KiB and more: past the bytes the sniff reads) before a plain archive, a byte-order mark before it too; whitespace alone is a file cut short")
+    func longLeadingWhitespace() throws {
+        let dir = TemporaryDirectory()
+        let archive = try Data(contentsOf: URL(fileURLWithPath: Repository.sampleFormat1))
+        let expected = try ArchiveReader(path: Repository.sampleFormat1).inspect().rowsFound
+        for (count, mark) in [(4_095, false), (4_096, false), (4_097, true), (70_000, true)] {
+            let lead = Data(mark ? [0xEF, 0xBB, 0xBF] : []) + Data(repeating: UInt8(ascii: count % 2 == 0 ? " " : "\n"), count: count)
+            let path = dir.file("lead-\(count).json")
+            try (lead + archive).write(to: URL(fileURLWithPath: path))
+            let summary = try ArchiveReader(path: path).inspect()
+            #expect(summary.rowsFound == expected && !summary.isCompressed, "\(count) bytes of whitespace")
+        }
+        let blank = dir.write("blank.json", String(repeating: " ", count: 5_000))
+        #expect(throws: ArchiveError.self) { try ArchiveReader(path: blank).inspect() }
+        do { _ = try ArchiveReader(path: blank).inspect() } catch {
+            #expect("\(error)".contains("ends early at byte 5000"), "\(error)")
+        }
+    }
+
     @Test("the golden sample archives read: format 1 plain with cycleDays, format 2 gzip with readiness")
     func goldenSamples() throws {
         let one = try ArchiveReader(path: Repository.sampleFormat1).inspect()

@@ -133,11 +133,11 @@ public struct ArchiveReader {
             (file, size) = (opened, opened.size())
         }
         let rawCount = CountedSource(file)
-        var (head, raw): ([UInt8], ByteSource) = try PrefixedSource.head(of: rawCount, count: 4096)
+        var (head, raw): ([UInt8], ByteSource) = try PrefixedSource.head(of: rawCount, count: ArchiveSniffer.headSize)
         let encrypted = AgeFormat.looksLikeAge(head)
         if encrypted {
             let decrypted = try EncryptedArchive.open(raw, name: path, keys: input.keys)
-            (head, raw) = try PrefixedSource.head(of: decrypted, count: 4096)
+            (head, raw) = try PrefixedSource.head(of: decrypted, count: ArchiveSniffer.headSize)
         }
         let kind = try ArchiveSniffer.sniff(head, name: path)
         let content: ByteSource

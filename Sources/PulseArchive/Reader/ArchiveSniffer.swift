@@ -2,7 +2,10 @@
 enum ArchiveSniffer {
     enum Kind { case gzip, plainJSON }
 
-    /// - Parameter head: the first bytes of the file (up to 4 KiB).
+    /// How many first bytes the reader reads for `sniff` (and replays).
+    static let headSize = 4096
+
+    /// - Parameter head: the first bytes of the file (up to `headSize`).
     static func sniff(_ head: [UInt8], name: String) throws -> Kind {
         let n = head.count
         guard n > 0 else { throw ArchiveError.notAnArchive("the file \(name) is empty") }
@@ -11,6 +14,10 @@ enum ArchiveSniffer {
         if n >= 3, head[0] == JSONByte.byteOrderMark[0], head[1] == JSONByte.byteOrderMark[1], head[2] == JSONByte.byteOrderMark[2] { i = 3 }
         while i < n, JSONByte.isWhitespace(head[i]) { i += 1 }
         if i < n, head[i] == JSONByte.openBrace { return .plainJSON }
+        // Whitespace to the end of a full head: only JSON may start so, and the parser finds
+        // the object after it (or says what it found instead). Leading whitespace of 4 KiB or
+        // more was refused as "neither gzip nor a JSON object", though JSON allows any amount.
+        if i == n && n >= headSize { return .plainJSON }
         // A Gadgetbridge file (docs/gadgetbridge.md): `import` and `inspect` take one before the
         // reader opens it; here it came to `verify` or `diff`.
         if head.starts(with: Array("SQLite format 3\u{0}".utf8)) || head.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
