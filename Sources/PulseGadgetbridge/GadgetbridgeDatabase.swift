@@ -35,6 +35,11 @@ public final class GadgetbridgeDatabase {
         self.bytes = bytes
         self.extracted = extracted
         self.withWriteAheadLog = withWriteAheadLog
+        // SQLite opens an empty file as an empty database, which would be called "an SQLite
+        // database but not Gadgetbridge's" (a backup ZIP's empty database entry).
+        guard bytes.1 > 0 else {
+            throw GadgetbridgeError(.notGadgetbridge, "\(name) is empty (0 bytes): it holds no database")
+        }
         do {
             database = try SQLiteDatabase(path: path, create: false, access: withWriteAheadLog ? .readWrite : .immutable)
             let check = try database.prepare("PRAGMA quick_check")

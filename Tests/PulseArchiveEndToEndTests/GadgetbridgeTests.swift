@@ -345,7 +345,7 @@ import PulseSQLite
         #expect(try StoreSnapshot(store: dir.file("store")) == snapshot)
     }
 
-    @Test("refusals, each exit 1 naming the cause with the store untouched: not a database, damaged, no Colmi table, a ZIP without the database, a ZIP bomb")
+    @Test("refusals, each exit 1 naming the cause with the store untouched: not a database, damaged, no Colmi table, a ZIP without the database or with an empty one, a ZIP bomb")
     func refusals() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("store")
@@ -366,8 +366,12 @@ import PulseSQLite
         try GadgetbridgeFixtures.zip(database: dir.file("zeros"), to: dir.file("bomb"))
         // A ZIP of no entries: its end record alone, 22 bytes.
         dir.write("empty.zip", Data([0x50, 0x4B, 0x05, 0x06] + [UInt8](repeating: 0, count: 18)))
+        // A backup whose database entry is empty: SQLite would open it as an empty database.
+        dir.write("nothing", Data())
+        try GadgetbridgeFixtures.zip(database: dir.file("nothing"), to: dir.file("empty-entry.zip"))
         let cases: [(String, String)] = [
             ("empty.zip", "is a ZIP but not a Gadgetbridge backup"),
+            ("empty-entry.zip", "(database/Gadgetbridge) is empty (0 bytes): it holds no database"),
             ("garbage", "file is not a database"), ("damaged", "is damaged"), ("nocolmi", "without any COLMI table"),
             ("other.zip", "is a ZIP but not a Gadgetbridge backup"), ("bomb", "ZIP bomb"),
         ]
