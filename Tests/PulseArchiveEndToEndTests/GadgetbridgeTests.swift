@@ -384,7 +384,7 @@ import PulseSQLite
         #expect(try StoreSnapshot(store: store) == snapshot)
     }
 
-    @Test("inspect shows devices, tables, rows, first and last instant, schema, bytes, without a store; verify and diff refuse a Gadgetbridge file")
+    @Test("inspect shows devices, tables, rows, first and last instant, schema, bytes, without a store; verify, diff and tables refuse a Gadgetbridge file, saying what reads one")
     func inspectAndVerify() throws {
         let dir = TemporaryDirectory()
         let file = try Self.history(dir, "Gadgetbridge", .init(days: 2))
@@ -401,9 +401,9 @@ import PulseSQLite
         #expect((json["devices"] as? [[String: Any]])?.map { $0["status"] as? String } == ["imported", "ignored"])
         let text = try CLI.run(["inspect", file])
         #expect(text.exitCode == 0 && text.stdout.contains("Gadgetbridge database, schema 141"))
-        for command in [["verify", file], ["verify", dir.file("backup"), "--json"], ["diff", file, dir.file("backup")]] {
+        for command in [["verify", file], ["verify", dir.file("backup"), "--json"], ["diff", file, dir.file("backup")], ["tables", file, "-o", dir.file("t")]] {
             let result = try CLI.run(command)
-            #expect(result.exitCode == 1 && (result.stdout + result.stderr).contains("check PulseLoop archives only"), "\(command): \(result.stdout) \(result.stderr)")
+            #expect(result.exitCode == 1 && (result.stdout + result.stderr).contains("only import and inspect read a Gadgetbridge file"), "\(command): \(result.stdout) \(result.stderr)")
         }
     }
 

@@ -19,10 +19,10 @@ enum ArchiveSniffer {
         // more was refused as "neither gzip nor a JSON object", though JSON allows any amount.
         if i == n && n >= headSize { return .plainJSON }
         // A Gadgetbridge file (docs/gadgetbridge.md): `import` and `inspect` take one before the
-        // reader opens it; here it came to `verify` or `diff`.
+        // reader opens it; here it came to `verify`, `diff` or `tables`.
         if head.starts(with: Array("SQLite format 3\u{0}".utf8)) || head.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
             throw ArchiveError.notAnArchive("\(name) is an SQLite database or a ZIP file (a Gadgetbridge export or backup?), not a PulseLoop archive: "
-                + "verify and diff check PulseLoop archives only (import and inspect read a Gadgetbridge file)")
+                + "only import and inspect read a Gadgetbridge file (import it, then check the store or write its tables)")
         }
         throw ArchiveError.notAnArchive("\(name) is neither gzip nor a JSON object")
     }
