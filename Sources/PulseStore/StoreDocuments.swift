@@ -224,10 +224,15 @@ extension PulseStore {
         var stagings: [String] = []
         while try pending.step() { stagings.append(pending.text(at: 0)) }
         for staging in stagings {
-            try StoreDocuments.completeSwap(store: directory, staging: directory + "/" + staging)
+            // The swap and its record's removal are one step for an interruption: one that
+            // came while the trees were being moved (the directory's fsync can take a while)
+            // ended the process with the swap half done and the whole staging folder (the
+            // archive's tables, 100 MB and more) left in the store, said to be committed.
             // Done, the staging directory is garbage again: an interruption from here on
-            // removes it, and none can come between the two steps.
+            // removes it.
             try InterruptCleanup.uninterrupted {
+                TestPausePoint.reached("documents.swap")
+                try StoreDocuments.completeSwap(store: directory, staging: directory + "/" + staging)
                 try database.prepare(#"DELETE FROM "documentSwaps" WHERE "staging" = ?"#).run([.string(staging)])
                 InterruptCleanup.register(directory + "/" + staging)
             }

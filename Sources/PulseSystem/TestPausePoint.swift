@@ -31,7 +31,8 @@ import Darwin
 /// `commit.placeholder` (`NoReplaceMove`'s placeholder made, the file not yet renamed over it),
 /// `sqlite.temporary` (SQLite about to create a file it unlinks at once, an interruption held off),
 /// `prune.removed` (after each removal of `prune`), `worker.finished` (a `BackgroundWorker`'s
-/// work done and handed back, its thread not yet ended).
+/// work done and handed back, its thread not yet ended), `documents.swap` (a committed document
+/// swap about to be done, an interruption held off).
 public enum TestPausePoint {
     /// The variable's name.
     public static let variable = "PULSE_ARCHIVE_TEST_PAUSE_AT"

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PulseSQLite
 @testable import PulseArchive
 @testable import PulseStore
 @testable import PulseTestSupport
@@ -117,6 +118,28 @@ struct AllOrNothingTests {
         // The next import removes what the killed ones left, and succeeds.
         #expect(try CLI.run(arguments).exitCode == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".staging") })
+    }
+
+    @Test("SIGTERM while a committed import moves its document tree into place: the swap is finished first, then the process ends by the signal saying the store holds the archive, with no staging folder and no swap left to do")
+    func interruptedDocumentSwap() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("big"), days: 30, seed: 9)
+        _ = try StoreFixtures.export(dir.file("big"), to: dir.file("big.json.gz"))
+        let newContent = try content(of: dir.file("big"))
+        let store = dir.file("s")
+        try StoreFixtures.demoStore(store, days: 2)
+        let stopped = try KillPoints.stop(["import", dir.file("big.json.gz"), "--store", store, "--replace", "--no-backfill"], at: "documents.swap:1", with: SIGTERM)
+        #expect(stopped.reached && stopped.reason == .uncaughtSignal && stopped.status == SIGTERM, "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("Error: interrupted (SIGTERM) after its commit: the store holds the archive"), "\(stopped.stderr)")
+        // Looked at before any command opens the store (which would finish a swap left to do).
+        let left = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.hasPrefix(".staging") }
+        #expect(left.isEmpty, "\(left) left in the store")
+        let database = try SQLiteDatabase(path: store + "/pulse.sqlite", create: false)
+        let pending = try database.integer(#"SELECT count(*) FROM "documentSwaps""#)
+        database.close()
+        #expect(pending == 0, "a document swap left to do")
+        let (tables, tree) = try content(of: store)
+        #expect(tables.sameContent(as: newContent.0) && tree == newContent.1, "the store does not hold the archive")
     }
 
     @Test("demo interrupted once its rows are committed (SIGTERM) or stopped by a fatal signal there says the store holds them and documents and scores may be missing, not that it removed everything")
