@@ -58,50 +58,54 @@ enum ArgumentValues {
         // The POSIX form of a fixed offset (`UTC0`, common in containers; `GMT+5`, `EST5`):
         // hours west of Greenwich, as the C library reads it. Foundation would take "GMT+5" for
         // five hours east, and name a backup or end a day ten hours off.
-        if let west = posixFixedOffset(name) {
+        switch posixFixedOffset(name) {
+        case .west(let west)?:
             // Only the offsets some zone of the world has: past them Foundation's date
             // formatting traps, and prune's dating rules assume no clock is further out.
             guard (-14 * 3600...12 * 3600).contains(west), let zone = west == 0 ? TimeZone(identifier: "UTC") : TimeZone(secondsFromGMT: -west) else {
                 throw UsageError(message: "The value '\(variable)' of the TZ environment variable is an offset no zone has (they run from UTC−12 to UTC+14): \(remedy)")
             }
             return (zone, String(name))
-        }
-        // Shaped like an offset but not one POSIX has (`GMT+05:60`: minutes past 59): Foundation
-        // read that one as six hours *east*, the C library as about five hours west.
-        guard !looksLikeAnOffset(name), let zone = TimeZone(identifier: String(name)) else {
+        case .malformed?:
+            // Not one POSIX has (`GMT+05:60`: minutes past 59): Foundation read that one as six
+            // hours *east*, the C library as about five hours west.
             throw UsageError(message: "The value '\(variable)' of the TZ environment variable is not a zone identifier such as Europe/Berlin or UTC, nor an offset such as GMT+5 (hours up to 24, minutes and seconds up to 59): \(remedy)")
+        case nil:
+            guard let zone = TimeZone(identifier: String(name)) else {
+                throw UsageError(message: "The value '\(variable)' of the TZ environment variable is not a zone identifier such as Europe/Berlin or UTC: \(remedy)")
+            }
+            return (zone, String(name))
         }
-        return (zone, String(name))
     }
 
-    /// A name of three or more letters, then a sign and digits and colons only: the shape of
-    /// a POSIX fixed offset, whether or not its numbers are in range.
-    private static func looksLikeAnOffset(_ value: Substring) -> Bool {
-        let name = value.prefix { $0.isASCII && $0.isLetter }
-        let rest = value.dropFirst(name.count)
-        guard name.count >= 3, let sign = rest.first, sign == "+" || sign == "-" else { return false }
-        return rest.dropFirst().allSatisfy { $0 == ":" || ($0.isASCII && $0.isNumber) }
+    /// A TZ value of the shape of a POSIX fixed offset: a name of three or more letters, then
+    /// `[+-]` and digits and colons.
+    enum PosixOffset {
+        /// `[+-]hh[:mm[:ss]]` in range: the seconds west of Greenwich (`GMT+5` is five hours *west*).
+        case west(Int)
+        /// The shape, but not an offset POSIX has: more than two digits in a part, more than
+        /// three parts, hours past 24, minutes or seconds past 59.
+        case malformed
     }
 
-    /// The seconds west of Greenwich of a POSIX TZ value without daylight saving: a name of
-    /// three or more letters, then `[+-]hh[:mm[:ss]]` (`GMT+5` is five hours *west*); nil for
-    /// anything else (a zone identifier, a rule with daylight saving).
-    static func posixFixedOffset(_ value: Substring) -> Int? {
+    /// The POSIX fixed offset `value` is, without daylight saving; nil for anything not of its
+    /// shape (a zone identifier, a rule with daylight saving such as `EST5EDT`).
+    static func posixFixedOffset(_ value: Substring) -> PosixOffset? {
         let name = value.prefix { $0.isASCII && $0.isLetter }
-        guard name.count >= 3 else { return nil }
         var rest = value.dropFirst(name.count)
         var sign = 1
         if rest.first == "+" || rest.first == "-" {
             sign = rest.first == "-" ? -1 : 1
             rest = rest.dropFirst()
         }
+        guard name.count >= 3, !rest.isEmpty, rest.allSatisfy({ $0 == ":" || ($0.isASCII && $0.isNumber) }) else { return nil }
         let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
-        guard (1...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.count <= 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+        guard (1...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.count <= 2 }),
               let hours = Int(parts[0]), hours <= 24
-        else { return nil }
+        else { return .malformed }
         let minutes = parts.count > 1 ? Int(parts[1]) ?? 60 : 0, seconds = parts.count > 2 ? Int(parts[2]) ?? 60 : 0
-        guard minutes < 60, seconds < 60 else { return nil }
-        return sign * (hours * 3600 + minutes * 60 + seconds)
+        guard minutes < 60, seconds < 60 else { return .malformed }
+        return .west(sign * (hours * 3600 + minutes * 60 + seconds))
     }
 
     /// A `YYYY-MM-DD` calendar day.
