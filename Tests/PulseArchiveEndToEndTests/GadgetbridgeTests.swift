@@ -19,6 +19,15 @@ import PulseSQLite
         return path
     }
 
+    /// A database made by `sql` alone, outside what Gadgetbridge itself writes.
+    static func handMade(_ dir: TemporaryDirectory, _ name: String, _ sql: String) throws -> String {
+        let path = dir.file(name)
+        let database = try SQLiteDatabase(path: path, create: true)
+        defer { database.close() }
+        try database.execute(sql)
+        return path
+    }
+
     static func importJSON(_ arguments: [String], zone: String = "UTC", sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
         let result = try CLI.run(["import"] + arguments + ["--json", "--timezone", zone], environment: environment)
         #expect(result.exitCode == 0, "\(result.stderr)", sourceLocation: sourceLocation)
@@ -247,9 +256,7 @@ import PulseSQLite
     @Test("two rows of one ring at one instant (a table without Gadgetbridge's key, a view): the valid one with the lowest value is imported, the others counted duplicate; inspect passes what import takes")
     func rowsAtOneInstant() throws {
         let dir = TemporaryDirectory()
-        let file = dir.file("keyless.db")
-        let database = try SQLiteDatabase(path: file, create: true)
-        try database.execute("""
+        let file = try Self.handMade(dir, "keyless.db", """
             CREATE TABLE DEVICE (_id INTEGER PRIMARY KEY, NAME TEXT, MANUFACTURER TEXT, IDENTIFIER TEXT, TYPE INTEGER, TYPE_NAME TEXT);
             INSERT INTO DEVICE VALUES (1, 'R02', 'Colmi', 'AA:BB:CC:DD:EE:01', 0, 'COLMI_R02');
             CREATE TABLE S (TIMESTAMP INTEGER, DEVICE_ID INTEGER, USER_ID INTEGER, SPO2 INTEGER);
@@ -258,7 +265,6 @@ import PulseSQLite
             CREATE TABLE COLMI_HEART_RATE_SAMPLE (TIMESTAMP INTEGER, DEVICE_ID INTEGER, USER_ID INTEGER, HEART_RATE INTEGER);
             INSERT INTO COLMI_HEART_RATE_SAMPLE VALUES (1735700400000, 1, 1, 98), (1735700400000, 1, 1, 'x'), (1735700400000, 1, 1, 61);
             """)
-        database.close()
         let inspected = try CLI.run(["inspect", file])
         #expect(inspected.exitCode == 0, "\(inspected.stderr)")
         let json = try Self.importJSON([file, "--store", dir.file("store"), "--no-backfill"])
@@ -275,16 +281,13 @@ import PulseSQLite
     @Test("a device's rows are what its tables read, whatever type DEVICE_ID holds: 1.0 is the ring's, the text '1' and an unknown id belong to no device")
     func deviceRowsAreWhatItsTablesRead() throws {
         let dir = TemporaryDirectory()
-        let file = dir.file("typeless.db")
-        let database = try SQLiteDatabase(path: file, create: true)
         // Columns without a declared type: SQLite keeps each value's own type.
-        try database.execute("""
+        let file = try Self.handMade(dir, "typeless.db", """
             CREATE TABLE DEVICE (_id INTEGER PRIMARY KEY, NAME TEXT NOT NULL, MANUFACTURER TEXT NOT NULL, IDENTIFIER TEXT NOT NULL UNIQUE, TYPE INTEGER NOT NULL, TYPE_NAME TEXT, MODEL TEXT, ALIAS TEXT, PARENT_FOLDER TEXT);
             INSERT INTO DEVICE VALUES (1, 'R02', 'Colmi', 'AA:BB:CC:DD:EE:FF', 0, 'COLMI_R02', NULL, NULL, NULL);
             CREATE TABLE COLMI_HEART_RATE_SAMPLE (TIMESTAMP, DEVICE_ID, USER_ID, HEART_RATE);
             INSERT INTO COLMI_HEART_RATE_SAMPLE VALUES (1730000460000, '1', 1, 61), (1730000520000, 1, 1, 62), (1730000580000, 1.0, 1, 63), (1730000640000, 99, 1, 64);
             """)
-        database.close()
         let inspected = try CLI.run(["inspect", file, "--json"])
         #expect(inspected.exitCode == 0, "\(inspected.stderr)")
         let devices = try #require(inspected.json["devices"] as? [[String: Any]])

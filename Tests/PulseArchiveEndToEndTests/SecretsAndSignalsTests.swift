@@ -233,6 +233,14 @@ struct SecretsAndSignalsTests {
         }
     }
 
+    /// A demo store `s` in `dir` and its export `a.json.gz`: what a command stopped part way reads.
+    static func demoArchive(in dir: TemporaryDirectory, days: Int = 20, rawPacketsPerDay: Int = 40) throws -> (store: String, archive: String) {
+        let store = dir.file("s"), archive = dir.file("a.json.gz")
+        try StoreFixtures.demoStore(store, days: days, rawPacketsPerDay: rawPacketsPerDay)
+        _ = try StoreFixtures.export(store, to: archive)
+        return (store, archive)
+    }
+
     @Test("a fatal signal (SIGABRT as when memory runs out, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE) part way through an export removes the partial archive, says so in one line without a backtrace, exits 1 and leaves no core file; an import's store stays as it was")
     func fatalSignalRemovesThePartialArchive() throws {
         let dir = TemporaryDirectory()
@@ -294,10 +302,7 @@ struct SecretsAndSignalsTests {
           arguments: [(SIGHUP, SIGABRT), (SIGTERM, SIGSEGV), (SIGSEGV, SIGTERM), (SIGABRT, SIGINT)])
     func interruptionAndFatalSignalTogether(first: Int32, second: Int32) throws {
         let dir = TemporaryDirectory()
-        let store = dir.file("s")
-        try StoreFixtures.demoStore(store, days: 30, rawPacketsPerDay: 60)
-        let archive = dir.file("a.json.gz")
-        _ = try StoreFixtures.export(store, to: archive)
+        let (store, archive) = try Self.demoArchive(in: dir, days: 30, rawPacketsPerDay: 60)
         let reads = try #require(try KillPoints.count(["tables", archive, "-o", dir.file("calibration")])["read"])
         // Both are pending when the process goes on: which is taken first is the scheduler's
         // choice, so each pair runs at several points.
@@ -330,10 +335,7 @@ struct SecretsAndSignalsTests {
     @Test("what cannot be removed (a tree deeper than a signal handler's removal reaches, a path past PATH_MAX for the interruption's) is named in the message, never said to be removed")
     func leftoversAreNamed() throws {
         let dir = TemporaryDirectory()
-        let store = dir.file("s")
-        try StoreFixtures.demoStore(store, days: 20, rawPacketsPerDay: 40)
-        let archive = dir.file("a.json.gz")
-        _ = try StoreFixtures.export(store, to: archive)
+        let (store, archive) = try Self.demoArchive(in: dir)
         let reads = try #require(try KillPoints.count(["tables", archive, "-o", dir.file("calibration")])["read"])
         for (signal, depth, name) in [(SIGSEGV, 130, "d"), (SIGTERM, 400, "dddddddddd")] {
             let out = dir.file("out-\(signal)")
@@ -379,10 +381,7 @@ struct SecretsAndSignalsTests {
     @Test("a fatal signal on a worker thread while an import into a new store under missing folders goes on: the store and the folders made for it go, though the main thread fails meanwhile and lets go of them")
     func fatalSignalOnAWorkerRemovesTheFoldersMade() throws {
         let dir = TemporaryDirectory()
-        let store = dir.file("s")
-        try StoreFixtures.demoStore(store, days: 20, rawPacketsPerDay: 40)
-        let archive = dir.file("a.json.gz")
-        _ = try StoreFixtures.export(store, to: archive)
+        let (store, archive) = try Self.demoArchive(in: dir)
         let top = dir.file("n")
         // Stopped on the staging worker's thread, its work done; the handler runs there while
         // the main thread goes on, finds its store gone from under it, and fails. The handler
