@@ -271,10 +271,13 @@ import PulseSQLite
         #expect(Self.tables(json)["COLMI_HEART_RATE_SAMPLE"] == ["read": 3, "imported": 1, "duplicate": 1, "invalid": 1, "unmapped": 0])
         #expect(Self.tables(json)["COLMI_SPO2_SAMPLE"] == ["read": 2, "imported": 1, "duplicate": 1, "invalid": 0, "unmapped": 0])
         let store = try SQLiteDatabase(path: dir.file("store/pulse.sqlite"), create: false)
-        defer { store.close() }
-        let statement = try store.prepare(#"SELECT "kindRaw", "value" FROM "measurements" ORDER BY "kindRaw""#)
         var values: [String] = []
-        while try statement.step() { values.append("\(statement.text(at: 0)) \(statement.double(at: 1))") }
+        do {
+            // Scoped, so that the statement is gone before its connection closes.
+            let statement = try store.prepare(#"SELECT "kindRaw", "value" FROM "measurements" ORDER BY "kindRaw""#)
+            while try statement.step() { values.append("\(statement.text(at: 0)) \(statement.double(at: 1))") }
+        }
+        store.close()
         #expect(values == ["hr 61.0", "spo2 97.0"], "\(values)")
     }
 
