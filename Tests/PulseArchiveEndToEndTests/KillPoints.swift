@@ -37,6 +37,10 @@ enum KillPoints {
     struct Stopped {
         /// Whether the command reached the point (else it ran to its end).
         let reached: Bool
+        /// Whether the signal was sent: false when the point was not reached, or when the
+        /// command ended between its pause line and its stop (a point on a thread the main
+        /// thread does not wait for, such as `worker.finished`, lets the main thread exit there).
+        let signalled: Bool
         let reason: Process.TerminationReason
         let status: Int32
         let stderr: String
@@ -62,10 +66,16 @@ enum KillPoints {
         try process.run()
         let (reached, read) = awaitPause(pause, on: err)
         var collected = read
-        if reached {
-            // The line comes just before the process stops itself: a signal sent in between
-            // would be handled before the stop (and SIGCONT wasted), so wait for the stop.
-            #expect(isStopped(process.processIdentifier), "the command wrote the pause line but did not stop within 60 s")
+        var signalled = false
+        // The line comes just before the process stops itself: a signal sent in between
+        // would be handled before the stop (and SIGCONT wasted), so wait for the stop.
+        let state = reached ? awaitStop(process.processIdentifier) : .ended
+        if state == .timedOut {
+            Issue.record("the command wrote the pause line but neither stopped nor ended within 60 s")
+            kill(process.processIdentifier, SIGKILL)
+        }
+        if state == .stopped {
+            signalled = true
             do { try beforeSignal?(process.processIdentifier) } catch {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
@@ -82,7 +92,8 @@ enum KillPoints {
             collected += err.fileHandleForReading.readDataToEndOfFile()
         }
         process.waitUntilExit()
-        return Stopped(reached: reached, reason: process.terminationReason, status: process.terminationStatus,
+        if state != .stopped { collected += err.fileHandleForReading.readDataToEndOfFile() }
+        return Stopped(reached: reached, signalled: signalled, reason: process.terminationReason, status: process.terminationStatus,
                        stderr: String(decoding: collected, as: UTF8.self))
     }
 
@@ -118,17 +129,29 @@ enum KillPoints {
         }
     }
 
-    /// Waits (at most 60 s) until the process is stopped, as its state in /proc says.
-    static func isStopped(_ pid: Int32) -> Bool {
+    /// What became of a process that said it pauses.
+    enum StopState {
+        case stopped, ended, timedOut
+    }
+
+    /// Waits (at most 60 s) until the process is stopped, or has ended (a zombie, or gone from
+    /// /proc once reaped), as /proc says.
+    static func awaitStop(_ pid: Int32) -> StopState {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-               let close = stat.lastIndex(of: ")"), stat[close...].dropFirst(2).first == "T" {
-                return true
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return .ended }
+            if let close = stat.lastIndex(of: ")"), let state = stat[close...].dropFirst(2).first {
+                if state == "T" { return .stopped }
+                if state == "Z" || state == "X" { return .ended }
             }
             usleep(1_000)
         }
-        return false
+        return .timedOut
+    }
+
+    /// Whether the process stops within 60 s.
+    static func isStopped(_ pid: Int32) -> Bool {
+        awaitStop(pid) == .stopped
     }
 
     /// `stop`, expecting the point reached and the process ended by `signal`, having said so
