@@ -106,7 +106,7 @@ let package = Package(
                 path: "Tests/PulseStoreTestSupport"),
         .target(name: "GadgetbridgeTestSupport", dependencies: ["CZip", "PulseSQLite"], path: "Tests/GadgetbridgeTestSupport"),
         .testTarget(name: "ReadinessTests", dependencies: ["Readiness"]),
-        .testTarget(name: "PulseAgeTests", dependencies: ["PulseAge", "PulseDigest", "PulseSystem", "CZlib"]),
+        .testTarget(name: "PulseAgeTests", dependencies: ["PulseAge", "PulseDigest", "PulseSystem", "CZlib", "PulseTestSupport"]),
         .testTarget(name: "PulseArchiveTests", dependencies: ["PulseArchive", "PulseSystem", "PulseTestSupport"]),
         .testTarget(name: "PulseDocumentsTests", dependencies: ["PulseDocuments", "PulseArchive", "PulseDemo", "PulseTestSupport"]),
         .testTarget(name: "PulseSQLiteTests", dependencies: ["PulseSQLite", "PulseSystem"]),

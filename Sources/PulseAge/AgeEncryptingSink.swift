@@ -11,7 +11,29 @@ import PulseSystem
 /// rewritten too (`patch`, within its first 64 KiB): that chunk is sealed last and written into
 /// the room left for it. A gzip header carries a checksum of the stream after it, known only at
 /// the end; so an encrypted archive is written in one pass, and its plaintext never touches a disk.
+///
+/// A file to public keys records its payload's length in its header (`AgePayloadLength`), so
+/// that `prune`, which has no key, can tell a copy cut short from a whole file: written at the
+/// start when the caller knows the plaintext's length, else rewritten in place at `finish`
+/// over a rewritable output, with the header's MAC made again.
 public final class AgeEncryptingSink: RewritableSink {
+    /// How the header records the payload's length.
+    private enum LengthRecord {
+        /// The caller said how long the plaintext is: recorded at the start, checked at the end.
+        case announced(payload: Int64)
+        /// Recorded as zeros at the start, rewritten at `finish` (the output is rewritable).
+        case rewrittenAtEnd
+    }
+
+    /// The length record and what rewriting it takes: the header as the MAC covers it, where
+    /// its digits are in it, where the header is in the output, and the MAC's key.
+    private struct HeaderRecord {
+        let record: LengthRecord
+        var macInput: [UInt8]
+        let digitsOffset: Int
+        let headerOffset: Int64
+        let macKey: SecretBytes
+    }
     private let output: ByteSink
     /// The plaintext's first chunk, kept to be sealed at `finish`, once written past it over a
     /// rewritable output; and where its sealed form goes in that output.
@@ -25,13 +47,19 @@ public final class AgeEncryptingSink: RewritableSink {
     private var buffered = 0
     private var chunkIndex: UInt64 = 0
     private var finished = false
+    private var lengthRecord: HeaderRecord?
+    /// The payload's bytes so far: the nonce, then every sealed chunk with its tag.
+    private var payloadBytes: Int64 = 16
 
     /// Encrypts to X25519 recipients (one stanza each).
     /// - Throws: `.recipientSyntax` when `recipients` is empty or one is a low-order point;
     ///   `.crypto`; errors of `output`.
     public var handleOwners: [HandleOwner] { [cipher.owner] + output.handleOwners }
 
-    public convenience init(output: ByteSink, recipients: [AgeX25519Recipient]) throws {
+    /// - Parameter plaintextLength: the bytes that will be written, when known before the first
+    ///   (recorded at the start; `finish` refuses another count). Without it the length is
+    ///   recorded only over a rewritable output.
+    public convenience init(output: ByteSink, recipients: [AgeX25519Recipient], plaintextLength: Int64? = nil) throws {
         guard !recipients.isEmpty else { throw AgeError(.recipientSyntax, "no recipient to encrypt to") }
         try AgeFormat.checkRecipientCount(recipients.count)
         let fileKey = try SecretBytes.random(count: 16)
@@ -48,7 +76,16 @@ public final class AgeEncryptingSink: RewritableSink {
             stanzas.append(AgeStanza(type: "X25519", arguments: [String(decoding: AgeBase64.encode(share), as: UTF8.self)],
                                      body: try Self.wrap(fileKey, with: wrapKey)))
         }
-        try self.init(output: output, fileKey: fileKey, stanzas: stanzas)
+        var record: LengthRecord?
+        if let plaintextLength {
+            guard let payload = AgePayloadLength.payloadLength(plaintext: plaintextLength) else {
+                throw AgeError(.io, "cannot encrypt \(plaintextLength) bytes: no age file of that length can be written")
+            }
+            record = .announced(payload: payload)
+        } else if output is RewritableSink {
+            record = .rewrittenAtEnd
+        }
+        try self.init(output: output, fileKey: fileKey, stanzas: stanzas, lengthRecord: record)
     }
 
     /// Encrypts with a passphrase (one scrypt stanza, work factor `workFactor`, 18 by default
@@ -65,12 +102,24 @@ public final class AgeEncryptingSink: RewritableSink {
         let wrapKey = try LibCrypto.scrypt(passphrase: passphrase, salt: AgeUnwrap.scryptLabel + salt, logN: workFactor)
         let stanza = AgeStanza(type: "scrypt", arguments: [String(decoding: AgeBase64.encode(salt), as: UTF8.self), String(workFactor)],
                                body: try Self.wrap(fileKey, with: wrapKey))
-        try self.init(output: output, fileKey: fileKey, stanzas: [stanza])
+        // No length record: an scrypt stanza must be the only one in its header.
+        try self.init(output: output, fileKey: fileKey, stanzas: [stanza], lengthRecord: nil)
     }
 
-    private init(output: ByteSink, fileKey: SecretBytes, stanzas: [AgeStanza]) throws {
+    private init(output: ByteSink, fileKey: SecretBytes, stanzas: [AgeStanza], lengthRecord record: LengthRecord?) throws {
+        var stanzas = stanzas
+        if let record {
+            let payload: Int64
+            switch record {
+            case .announced(let length): payload = length
+            case .rewrittenAtEnd: payload = 0
+            }
+            stanzas.append(AgeStanza(type: AgePayloadLength.stanzaType, arguments: [AgePayloadLength.argument(payload)], body: []))
+        }
         var header = AgeHeader.intro + [UInt8(ascii: "\n")]
+        var digitsOffset = 0
         for stanza in stanzas {
+            if stanza.type == AgePayloadLength.stanzaType { digitsOffset = header.count + 3 + stanza.type.utf8.count + 1 }
             header += Array("-> ".utf8) + Array(([stanza.type] + stanza.arguments).joined(separator: " ").utf8) + [UInt8(ascii: "\n")]
             let body = AgeBase64.encode(stanza.body)
             var index = 0
@@ -86,6 +135,10 @@ public final class AgeEncryptingSink: RewritableSink {
             throw AgeError(.tooManyRecipients, "the age header would be longer than the \(AgeHeader.maxHeaderBytes) bytes readers accept")
         }
         let macKey = try fileKey.withBytes { (key) throws(AgeError) in try LibCrypto.hkdfSHA256(key: key, salt: [], info: "header") }
+        if let record {
+            lengthRecord = HeaderRecord(record: record, macInput: header, digitsOffset: digitsOffset,
+                                        headerOffset: (output as? RewritableSink)?.bytesWritten ?? 0, macKey: macKey)
+        }
         let mac = try LibCrypto.hmacSHA256(key: macKey, data: header)
         header += [UInt8(ascii: " ")] + AgeBase64.encode(mac) + [UInt8(ascii: "\n")]
 
@@ -166,7 +219,27 @@ public final class AgeEncryptingSink: RewritableSink {
             try rewritable.patch(Array(UnsafeRawBufferPointer(rebasing: sealed[0..<count])), at: firstChunkOffset)
             OPENSSL_cleanse(firstChunk.baseAddress, firstChunk.count)
         }
+        try recordLength()
         try output.finish()
+    }
+
+    /// Checks the length announced at the start, or writes the real one into the header and
+    /// makes its MAC again.
+    private func recordLength() throws {
+        guard var header = lengthRecord else { return }
+        switch header.record {
+        case .announced(let payload):
+            guard payload == payloadBytes else {
+                throw AgeError(.io, "the encrypted stream is \(payloadBytes) bytes, not the \(payload) its header records: the plaintext's length was announced wrong")
+            }
+        case .rewrittenAtEnd:
+            guard let rewritable = output as? RewritableSink else { return }
+            let digits = Array(AgePayloadLength.argument(payloadBytes).utf8)
+            header.macInput.replaceSubrange(header.digitsOffset..<header.digitsOffset + digits.count, with: digits)
+            let mac = try LibCrypto.hmacSHA256(key: header.macKey, data: header.macInput)
+            let rewritten = Array(header.macInput[header.digitsOffset...]) + [UInt8(ascii: " ")] + AgeBase64.encode(mac) + [UInt8(ascii: "\n")]
+            try rewritable.patch(rewritten, at: header.headerOffset + Int64(header.digitsOffset))
+        }
     }
 
     private func seal(final: Bool) throws {
@@ -178,6 +251,7 @@ public final class AgeEncryptingSink: RewritableSink {
             firstChunkOffset = rewritable.bytesWritten
             let room = [UInt8](repeating: 0, count: AgeFormat.chunkSize + ChaChaPoly.tagSize)
             try room.withUnsafeBytes { try output.write($0) }
+            payloadBytes += Int64(room.count)
             chunkIndex = 1
             buffered = 0
             return
@@ -185,6 +259,7 @@ public final class AgeEncryptingSink: RewritableSink {
         let nonce = ChaChaPoly.streamNonce(chunk: chunkIndex, final: final)
         let count = try cipher.seal(nonce: nonce, UnsafeRawBufferPointer(rebasing: plain[0..<buffered]), into: sealed)
         try output.write(UnsafeRawBufferPointer(rebasing: sealed[0..<count]))
+        payloadBytes += Int64(count)
         guard chunkIndex < UInt64.max else { throw AgeError(.io, "too many chunks") }
         chunkIndex += 1
         buffered = 0

@@ -21,8 +21,9 @@ struct AgeHeader {
 
     /// The length of the header the writer makes for `count` X25519 recipients: the intro line
     /// (22 bytes), per stanza `-> X25519 <43>` (54) and its 32-byte body as one line of 43
-    /// (44), the MAC line `--- <43>` (48).
-    static func x25519HeaderLength(recipients count: Int) -> Int { 22 + 98 * count + 48 }
+    /// (44), the payload's length `-> pulse-archive-length <20>` (45) and its empty body (1),
+    /// the MAC line `--- <43>` (48).
+    static func x25519HeaderLength(recipients count: Int) -> Int { 22 + 98 * count + 46 + 48 }
 
     var stanzas: [AgeStanza]
     var mac: [UInt8]
@@ -92,15 +93,71 @@ struct AgeHeader {
 
 /// What the header of an age file says, read without a key: for `inspect`.
 public struct AgeHeaderSummary: Sendable, Equatable {
-    /// The stanza types in the order of the header (`X25519`, `scrypt`, `mlkem768x25519`, …).
+    /// The recipient stanza types in the order of the header (`X25519`, `scrypt`,
+    /// `mlkem768x25519`, …): every stanza but the payload-length record (`AgePayloadLength`).
     public let stanzaTypes: [String]
     /// True when the file is in the ASCII armor.
     public let armored: Bool
+    /// The payload's length as the header records it (`AgePayloadLength`), nil when it records none.
+    public let recordedPayloadLength: Int64?
     public var stanzaCount: Int { stanzaTypes.count }
 
-    public init(stanzaTypes: [String], armored: Bool) {
+    public init(stanzaTypes: [String], armored: Bool, recordedPayloadLength: Int64? = nil) {
         self.stanzaTypes = stanzaTypes
         self.armored = armored
+        self.recordedPayloadLength = recordedPayloadLength
+    }
+
+    /// A record not in the writer's form counts as none here (every age reader skips it);
+    /// `AgeFormat.checkStructure`, which relies on it, refuses it.
+    init(_ header: AgeHeader, armored: Bool) {
+        self.init(stanzaTypes: header.stanzas.map(\.type).filter { $0 != AgePayloadLength.stanzaType }, armored: armored,
+                  recordedPayloadLength: (try? AgePayloadLength.recorded(in: header.stanzas)) ?? nil)
+    }
+}
+
+/// The payload's length, recorded in the header by the writer of an archive, so that a file cut
+/// short (or grown) can be told from a whole one without the key: age itself has no length, and
+/// a file cut inside a chunk looks like one with a shorter last chunk. The record is one stanza,
+/// `-> pulse-archive-length <20 digits>` with an empty body: a stanza of a type no identity
+/// knows, which every age reader skips (c2sp.org/age; the format's test vectors carry such
+/// "grease" stanzas), covered by the header's MAC like every stanza. Its width is fixed so that
+/// a writer that learns the length only at the end rewrites it in place. Not in a passphrase
+/// file: an scrypt stanza must be the only one in its header.
+public enum AgePayloadLength {
+    public static let stanzaType = "pulse-archive-length"
+    /// The argument's width: every Int64 fits, zero-padded.
+    static let digits = 20
+
+    /// The argument for `length`: its decimal digits, zero-padded to `digits`.
+    static func argument(_ length: Int64) -> String {
+        let text = String(max(0, length))
+        return String(repeating: "0", count: digits - text.count) + text
+    }
+
+    /// The payload (nonce, chunks, tags) an age file has for `plaintext` bytes, or nil past
+    /// what an Int64 counts.
+    public static func payloadLength(plaintext: Int64) -> Int64? {
+        guard plaintext >= 0 else { return nil }
+        let chunk = Int64(AgeFormat.chunkSize), tag = Int64(ChaChaPoly.tagSize)
+        let chunks = max(1, plaintext / chunk + (plaintext % chunk == 0 ? 0 : 1))
+        let (tags, overflowTags) = chunks.multipliedReportingOverflow(by: tag)
+        let (withTags, overflowSum) = plaintext.addingReportingOverflow(tags)
+        let (total, overflowNonce) = withTags.addingReportingOverflow(16)
+        return overflowTags || overflowSum || overflowNonce ? nil : total
+    }
+
+    /// The length the stanzas record, nil when none does.
+    /// - Throws: `.damagedHeader` for a record not in the writer's form, or more than one.
+    static func recorded(in stanzas: [AgeStanza]) throws(AgeError) -> Int64? {
+        let records = stanzas.filter { $0.type == stanzaType }
+        guard let record = records.first else { return nil }
+        guard records.count == 1, record.arguments.count == 1, record.body.isEmpty,
+              record.arguments[0].utf8.count == digits, record.arguments[0].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let length = Int64(record.arguments[0]) else {
+            throw AgeError(.damagedHeader, "the age header's \(stanzaType) record is damaged (one stanza, \(digits) digits, no body)")
+        }
+        return length
     }
 }
 
@@ -114,7 +171,7 @@ public enum AgeFormat {
     /// Plaintext bytes per payload chunk.
     public static let chunkSize = 64 * 1024
     /// The most X25519 recipients one file can have: a header of more is longer than readers
-    /// (ours, as `age`'s own limits go) accept, so the writer refuses it (10 699).
+    /// (ours, as `age`'s own limits go) accept, so the writer refuses it (10 698).
     public static let maximumX25519Recipients = (AgeHeader.maxHeaderBytes - AgeHeader.x25519HeaderLength(recipients: 0)) / 98
 
     /// Refuses, before any work, a number of X25519 recipients whose header no reader of ours
@@ -143,16 +200,18 @@ public enum AgeFormat {
     public static func readHeaderSummary(from source: ByteSource, name: String) throws(AgeError) -> AgeHeaderSummary {
         let (input, armored) = try openInput(CountedSource(source), name: name)
         let header = try AgeHeader.read(from: input, name: name)
-        return AgeHeaderSummary(stanzaTypes: header.stanzas.map(\.type), armored: armored)
+        return AgeHeaderSummary(header, armored: armored)
     }
 
-    /// Checks what can be checked of an age file without a key: the header parses, and the
-    /// payload after it is as long as a complete one can be — the 16-byte nonce, then chunks of
+    /// Checks what can be checked of an age file without a key: the header parses, the payload
+    /// after it is as long as a complete one can be — the 16-byte nonce, then chunks of
     /// 64 KiB + 16 (the tag), the last one of 1 byte + 16 to 64 KiB + 16 (a last chunk of the
-    /// tag alone only when it is the only one, for an empty plaintext, which no archive is).
-    /// A file cut after its header, or inside its nonce, or between chunks at a place no chunk
-    /// ends, is refused. Nothing can tell a chunk that was changed, or a file cut exactly at a
-    /// chunk's end and so missing its final chunk, without the key. Reads the whole file.
+    /// tag alone only when it is the only one, for an empty plaintext, which no archive is) —
+    /// and, when the header records the payload's length (`AgePayloadLength`), exactly that
+    /// long. Without a record most cuts cannot be seen: a file cut inside a chunk looks like
+    /// one with a shorter last chunk; the caller decides what that is worth
+    /// (`recordedPayloadLength` nil). Nothing tells a chunk that was changed without the key.
+    /// Reads the whole file.
     /// - Throws: `.damagedHeader`, `.unsupportedVersion`, `.armor`, `.truncated`, `.io`.
     public static func checkStructure(of source: ByteSource, name: String) throws(AgeError) -> AgeHeaderSummary {
         let (input, armored) = try openInput(CountedSource(source), name: name)
@@ -165,7 +224,15 @@ public enum AgeFormat {
             payload += Int64(count)
         }
         if let problem = payloadProblem(length: payload) { throw AgeError(.truncated, "\(name): \(problem)") }
-        return AgeHeaderSummary(stanzaTypes: header.stanzas.map(\.type), armored: armored)
+        do throws(AgeError) { _ = try AgePayloadLength.recorded(in: header.stanzas) } catch {
+            throw AgeError(error.kind, "\(name): \(error.message)")
+        }
+        let summary = AgeHeaderSummary(header, armored: armored)
+        if let recorded = summary.recordedPayloadLength, recorded != payload {
+            throw AgeError(.truncated, "\(name): the payload is \(payload) bytes where its header records \(recorded): "
+                + (payload < recorded ? "it was cut short" : "bytes were added after its end"))
+        }
+        return summary
     }
 
     /// Why a payload (nonce and chunks) of `length` bytes cannot be complete, or nil.

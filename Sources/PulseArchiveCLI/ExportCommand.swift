@@ -38,7 +38,7 @@ struct ExportCommand: Subcommand {
     let quiet: Bool
     let limits: ArchiveLimits
     /// Age encryption of the finished archive, when recipients or a passphrase were given.
-    let sealing: ((ByteSink) throws -> ByteSink)?
+    let sealing: ExportOptions.Sealing?
     let exportedAt: Int64
     let console: Console
 

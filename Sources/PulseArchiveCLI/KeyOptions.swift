@@ -1,6 +1,7 @@
 import Foundation
 import PulseAge
 import PulseArchive
+import PulseStore
 import PulseSystem
 
 /// Why the keys a command line names could not be had: a file that does not read, a passphrase
@@ -127,7 +128,7 @@ enum KeyOptions {
     }
 
     /// The transformation `export` applies to the finished archive, or nil for a plain one.
-    static func sealing(_ arguments: ParsedArguments, console: Console) throws -> ((ByteSink) throws -> ByteSink)? {
+    static func sealing(_ arguments: ParsedArguments, console: Console) throws -> ExportOptions.Sealing? {
         var recipients = try arguments.values("--recipient").map { try AgeX25519Recipient(bech32: $0) }
         for path in arguments.values("--recipients-file") {
             recipients += try AgeRecipientsFile.parse(try readKeyFile(path, what: "recipients file"), name: path)
@@ -139,7 +140,7 @@ enum KeyOptions {
             let secret = PassphraseCache { try passphrase(file: arguments.value("--passphrase-file"), console: console, confirm: true) }
             try secret.load()
             // Wiped once the archive's file key is wrapped: the sink needs it no longer.
-            return { output in
+            return { output, _ in
                 defer { secret.wipe() }
                 return try AgeEncryptingSink(output: output, passphrase: try secret.value())
             }
@@ -151,7 +152,7 @@ enum KeyOptions {
             throw KeyError(.unreadableFile, "the recipients files hold no recipient (age1…): nothing to encrypt to")
         }
         try AgeFormat.checkRecipientCount(recipients.count)
-        return { output in try AgeEncryptingSink(output: output, recipients: recipients) }
+        return { output, plaintextBytes in try AgeEncryptingSink(output: output, recipients: recipients, plaintextLength: plaintextBytes) }
     }
 
     /// The passphrase: `--passphrase-file`'s first line (without its line ending), else the

@@ -75,6 +75,9 @@ struct PruneCommand: Subcommand {
             // Read as `inspect` reads: every value checked and the rows staged (a repeated key too).
             outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits, keys: keys, keysGiven: keysGiven,
                                     zone: zone, read: { try ArchiveValidation.validate($0) })
+        } catch let refusal as UnreadableNewestArchive where refusal.needsKey {
+            console.err("Error: refusing to prune: \(refusal.cause); nothing was removed. Give --identity or the passphrase (--passphrase-file, \(KeyOptions.variable)) to read it all the way, then prune again")
+            return 1
         } catch let refusal as UnreadableNewestArchive {
             let cause = ErrorAdvice.message(refusal.cause, command: Self.spec.name)
             console.err("Error: refusing to prune: the newest archive \(refusal.path) does not read (\(cause)); nothing was removed. Replace it with a good backup or move it out of the directory, then prune again")
@@ -85,7 +88,7 @@ struct PruneCommand: Subcommand {
             console.err("warning: the newest archive \(ShownText.quoted(newest)) is \(found), which its name does not say: \(found.hasPrefix("not encrypted") ? "anyone who can read the file can read it; " : "")export names what it writes truthfully, so this file was renamed or made otherwise")
         }
         if outcome.newestCheck == .header, let newest = outcome.kept.first?.name.fileName {
-            console.err("warning: the newest archive \(ShownText.quoted(newest)) is encrypted and no key was given: it was checked only as far as its age header and its length (a complete file's, not one cut short); give --identity or a passphrase to check it all the way")
+            console.err("warning: the newest archive \(ShownText.quoted(newest)) is encrypted and no key was given: it was checked only as far as its age header and its length (the one its header records: not cut short); give --identity or a passphrase to check it all the way")
         }
         try console.out(json ? Self.json(outcome).text : Self.text(outcome))
         return outcome.failed.isEmpty ? 0 : 1

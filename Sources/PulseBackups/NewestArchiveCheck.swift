@@ -8,9 +8,20 @@ public struct UnreadableNewestArchive: Error, CustomStringConvertible {
     public let path: String
     /// The reader's error (an `ArchiveError` for a damaged, refused or unreadable archive).
     public let cause: Error
+    /// The archive is encrypted, no key was given, and its header records no length: it may
+    /// be whole, but nothing short of the key can tell (`NewestArchiveCheck`).
+    public let needsKey: Bool
+
+    init(path: String, cause: Error, needsKey: Bool = false) {
+        self.path = path
+        self.cause = cause
+        self.needsKey = needsKey
+    }
 
     public var description: String {
-        "refusing to prune: the newest archive \(path) does not read (\(cause)); nothing was removed. Replace it with a good backup (or move it out of the directory), then prune again"
+        needsKey
+            ? "refusing to prune: \(cause); nothing was removed. Give a key to read it all the way, then prune again"
+            : "refusing to prune: the newest archive \(path) does not read (\(cause)); nothing was removed. Replace it with a good backup (or move it out of the directory), then prune again"
     }
 }
 
@@ -20,17 +31,21 @@ public enum NewestArchiveCheck {
     public enum Depth: String, Sendable {
         /// Read all the way, every value checked.
         case full
-        /// Encrypted, and no key was given: its age header parsed and its payload is as long as
-        /// a complete one can be (`AgeFormat.checkStructure`); nothing more can be known.
+        /// Encrypted, and no key was given: its age header parsed and its payload is exactly as
+        /// long as the header records (`AgeFormat.checkStructure`, `AgePayloadLength`);
+        /// nothing more can be known.
         case header
     }
 
     /// Reads the archive at `path` all the way with `read` (the codec's reader by default; the
     /// command line stages the rows as `inspect` does). An encrypted one is read all the way
     /// with `keys` that open it; without any key (`headerOnly`), as far as its structure: the
-    /// header must parse and the payload's length be one a complete file can have (a file cut
-    /// right after its header would otherwise pass as the newest); keys given that do not open
-    /// it refuse it.
+    /// header must parse and record the payload's length, and the payload be that long (a copy
+    /// cut short would otherwise pass as the newest, and the good backups before it go). A file
+    /// whose header records no length (encrypted by `age`, by a version of this tool before the
+    /// record, or with a passphrase, whose header has room for no other stanza) is refused
+    /// without a key: a cut inside a chunk looks like a shorter last chunk. Keys given that do
+    /// not open it refuse it.
     /// - Returns: how far it was checked, and what it was found to be where its name says
     ///   otherwise (`misnamed`): a `.age` that is not encrypted, plaintext anyone can read under
     ///   a name its owner takes for sealed; a `.gz` that is plain JSON, or the reverse.
@@ -45,8 +60,17 @@ public enum NewestArchiveCheck {
             return (.full, found.isEmpty ? nil : found.joined(separator: " and "))
         } catch let error as ArchiveError where error.kind == .encrypted && name.encrypted && headerOnly {
             do {
-                _ = try AgeFormat.checkStructure(of: try SystemFile.openForReading(path, followingLinks: false), name: path)
+                let summary = try AgeFormat.checkStructure(of: try SystemFile.openForReading(path, followingLinks: false), name: path)
+                guard summary.recordedPayloadLength != nil else {
+                    let made = summary.stanzaTypes.contains("scrypt") ? "encrypted with a passphrase, whose header holds nothing else"
+                        : "encrypted by another program or an earlier version of this one"
+                    throw UnreadableNewestArchive(path: path, cause: ArchiveError(.encrypted,
+                        "the newest archive \(path) is encrypted and its header records no length (\(made)), so without a key a copy cut short cannot be told from a whole one"),
+                        needsKey: true)
+                }
                 return (.header, nil)
+            } catch let error as UnreadableNewestArchive {
+                throw error
             } catch let error as AgeError {
                 throw UnreadableNewestArchive(path: path, cause: ArchiveError(error.kind == .io ? .io : .decryption, error.message))
             } catch {

@@ -22,11 +22,14 @@ public struct ExportOptions {
     /// Wraps the output in a transformation of the finished archive's bytes (age encryption):
     /// the sink it returns receives exactly the bytes a plain export writes, and its `finish`
     /// ends the output too.
-    public var sealing: ((ByteSink) throws -> ByteSink)?
+    public var sealing: Sealing?
+    /// The sealing of `output`; `plaintextBytes` is the length of what will be written when it
+    /// is known before the first byte (an archive finished in a scratch file), else nil.
+    public typealias Sealing = (_ output: ByteSink, _ plaintextBytes: Int64?) throws -> ByteSink
 
     public init(formatVersion: Int64 = ArchiveFormat.newestVersion, appVersion: String, exportedAt: Int64,
                 compressed: Bool = true, envelopeKeysFirst: Bool = true, limits: ArchiveLimits = .standard,
-                progress: ((Int, Int) -> Void)? = nil, sealing: ((ByteSink) throws -> ByteSink)? = nil) {
+                progress: ((Int, Int) -> Void)? = nil, sealing: Sealing? = nil) {
         self.limits = limits
         self.sealing = sealing
         self.formatVersion = formatVersion

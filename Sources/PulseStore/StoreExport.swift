@@ -46,7 +46,7 @@ extension PulseStore {
     /// first chunk, sealed last), else plain to a scratch file first.
     func export(to target: AtomicFile, alternatives: some Sequence<String>, options: ExportOptions) throws -> ExportResult {
         let fileSink = FileSink(target.file)
-        guard let sealed = try options.sealing?(fileSink) else {
+        guard let sealed = try options.sealing?(fileSink, nil) else {
             return try exportPlain(to: target, through: fileSink, counting: fileSink, alternatives: alternatives, options: options)
         }
         if let rewritable = sealed as? RewritableSink {
@@ -86,9 +86,9 @@ extension PulseStore {
 
     /// Copies a finished archive into `sink`, through `sealing` if given; returns the bytes
     /// `sink` received.
-    private static func deliver(_ archive: SystemFile, to sink: ByteSink, sealing: ((ByteSink) throws -> ByteSink)?) throws -> Int64 {
+    private static func deliver(_ archive: SystemFile, to sink: ByteSink, sealing: ExportOptions.Sealing?) throws -> Int64 {
         let counter = ByteCounter(next: sink)
-        let output = try sealing?(counter) ?? counter
+        let output = try sealing?(counter, archive.size()) ?? counter
         try archive.copy(to: output)
         try output.finish()
         return counter.count

@@ -37,6 +37,20 @@ final class AgeBytesSink: ByteSink {
     func finish() throws { finished = true }
 }
 
+/// Collects what it is given, and rewrites it where asked, as a file would.
+final class AgeRewritableBytesSink: RewritableSink {
+    var handleOwners: [HandleOwner] { [] }
+
+    private(set) var bytes: [UInt8] = []
+    var bytesWritten: Int64 { Int64(bytes.count) }
+
+    func write(_ buffer: UnsafeRawBufferPointer) throws { bytes += buffer }
+    func patch(_ patch: [UInt8], at offset: Int64) throws {
+        bytes.replaceSubrange(Int(offset)..<Int(offset) + patch.count, with: patch)
+    }
+    func finish() throws {}
+}
+
 enum AgeTest {
     /// The format's public test vectors, carried by the repository (Tests/Resources/README.md).
     static let testkit = Repository.root + "/Tests/Resources/age-testkit"
@@ -65,8 +79,19 @@ enum AgeTest {
         }
     }
 
-    static func encrypt(_ plaintext: [UInt8], recipients: [AgeX25519Recipient], writeSize: Int = 50_000) throws -> [UInt8] {
+    /// - Parameter announced: whether the plaintext's length is given to the sink (recorded at
+    ///   the start), else the file is written as `age` writes one, without a length record.
+    static func encrypt(_ plaintext: [UInt8], recipients: [AgeX25519Recipient], writeSize: Int = 50_000, announced: Bool = true) throws -> [UInt8] {
         let sink = AgeBytesSink()
+        let encryptor = try AgeEncryptingSink(output: sink, recipients: recipients, plaintextLength: announced ? Int64(plaintext.count) : nil)
+        try write(plaintext, to: encryptor, writeSize: writeSize)
+        return sink.bytes
+    }
+
+    /// `encrypt` over a sink that can rewrite what it wrote, as a file can: the length is
+    /// recorded at the end, in place.
+    static func encryptRewriting(_ plaintext: [UInt8], recipients: [AgeX25519Recipient], writeSize: Int = 50_000) throws -> [UInt8] {
+        let sink = AgeRewritableBytesSink()
         let encryptor = try AgeEncryptingSink(output: sink, recipients: recipients)
         try write(plaintext, to: encryptor, writeSize: writeSize)
         return sink.bytes

@@ -1,5 +1,6 @@
 import Foundation
 import PulseAge
+@testable import PulseTestSupport
 import Testing
 
 /// The age module beyond the test vectors: round trips, keys and key files, the refusals.
@@ -306,7 +307,8 @@ import Testing
         #expect(!AgeFormat.looksLikeAge(Array("garbage\n-----BEGIN AGE ENCRYPTED FILE-----\n".utf8)))
 
         let summary = try AgeFormat.readHeaderSummary(from: AgeBytesSource(file), name: "two.age")
-        #expect(summary == AgeHeaderSummary(stanzaTypes: ["X25519", "X25519"], armored: false))
+        #expect(summary == AgeHeaderSummary(stanzaTypes: ["X25519", "X25519"], armored: false,
+                                            recordedPayloadLength: Int64(file.count - Self.headerLength(file))))
         #expect(summary.stanzaCount == 2)
 
         let armored = Array(try Data(contentsOf: URL(fileURLWithPath: AgeTest.testkit + "/armor_scrypt")))
@@ -343,7 +345,7 @@ import Testing
 
     @Test func theMostRecipientsAHeaderCanHoldIsWhatTheReaderAccepts() throws {
         let most = AgeFormat.maximumX25519Recipients
-        #expect(most == 10_699)
+        #expect(most == 10_698)
         let mine = try AgeX25519Identity.generate()
         var recipients: [AgeX25519Recipient] = []
         for _ in 1..<most { recipients.append(try AgeX25519Identity.generate().recipient) }
@@ -385,6 +387,71 @@ import Testing
         // An empty plaintext is one empty chunk: complete for age, but it holds no archive.
         let empty = try AgeTest.encrypt([], recipients: [identity.recipient])
         #expect(throws: AgeError.self) { try AgeFormat.checkStructure(of: AgeBytesSource(empty), name: "e.age") }
+    }
+
+    @Test("a file to public keys records its payload's length, announced or rewritten at the end; every cut, even at a chunk's end or inside a chunk, and every byte added is refused without a key")
+    func theHeaderRecordsThePayloadLength() throws {
+        let identity = try AgeX25519Identity.generate()
+        var generator = SeededRandom.fromEnvironment("age cut points")
+        for size in [0, 1, 65_535, 65_536, 65_537, 3 * 65_536 + 5] {
+            let plaintext = AgeTest.pattern(size)
+            let announced = try AgeTest.encrypt(plaintext, recipients: [identity.recipient])
+            let rewritten = try AgeTest.encryptRewriting(plaintext, recipients: [identity.recipient], writeSize: 7_000)
+            for (form, file) in [("announced", announced), ("rewritten", rewritten)] {
+                let header = Self.headerLength(file)
+                let payload = Int64(file.count - header)
+                #expect(AgePayloadLength.payloadLength(plaintext: Int64(size)) == payload, "\(form) \(size)")
+                let summary = try AgeFormat.readHeaderSummary(from: AgeBytesSource(file), name: "f.age")
+                #expect(summary.recordedPayloadLength == payload && summary.stanzaTypes == ["X25519"], "\(form) \(size): \(summary)")
+                // Decrypts, the record's MAC included, and reads as age reads it.
+                let opened = AgeTest.decrypt(file, keys: AgeKeys(identities: [identity]))
+                #expect(opened.error == nil && AgeTest.same(opened.plaintext, plaintext), "\(form) \(size): \(String(describing: opened.error))")
+                guard size > 0 else { continue }
+                #expect(try AgeFormat.checkStructure(of: AgeBytesSource(file, step: 999), name: "f.age").recordedPayloadLength == payload)
+                var cuts: [Int] = [header + 16 + 65_552, file.count - 1]
+                for _ in 0..<8 { cuts.append(Int.random(in: (header + 16)..<file.count, using: &generator)) }
+                for cut in cuts where cut < file.count {
+                    do throws(AgeError) {
+                        _ = try AgeFormat.checkStructure(of: AgeBytesSource(Array(file.prefix(cut))), name: "f.age")
+                        Issue.record("seed \(generator.seed): \(form) \(size) cut at \(cut) of \(file.count) passed")
+                    } catch {
+                        #expect(error.kind == .truncated, "seed \(generator.seed): \(form) \(size) cut at \(cut): \(error)")
+                    }
+                }
+                #expect(throws: AgeError.self) { try AgeFormat.checkStructure(of: AgeBytesSource(file + [0]), name: "f.age") }
+            }
+        }
+        // A sink told a length it is not given refuses to finish.
+        let encryptor = try AgeEncryptingSink(output: AgeBytesSink(), recipients: [identity.recipient], plaintextLength: 10)
+        try [UInt8](repeating: 1, count: 9).withUnsafeBytes { try encryptor.write($0) }
+        #expect(throws: AgeError.self) { try encryptor.finish() }
+        // No length from a passphrase (an scrypt stanza is alone), nor without an announced
+        // length over a sink that cannot rewrite.
+        let scrypt = try AgeTest.encrypt(AgeTest.pattern(100), passphrase: "p", workFactor: 1)
+        #expect(try AgeFormat.readHeaderSummary(from: AgeBytesSource(scrypt), name: "s.age").recordedPayloadLength == nil)
+        let plain = try AgeTest.encrypt(AgeTest.pattern(100), recipients: [identity.recipient], announced: false)
+        #expect(try AgeFormat.checkStructure(of: AgeBytesSource(plain), name: "p.age").recordedPayloadLength == nil)
+    }
+
+    @Test("a length record not in the writer's form is refused by the key-less check, and counts as none in a summary")
+    func aDamagedLengthRecord() throws {
+        let identity = try AgeX25519Identity.generate()
+        let file = try AgeTest.encrypt(AgeTest.pattern(70_000), recipients: [identity.recipient])
+        let text = String(decoding: file.prefix(Self.headerLength(file)), as: UTF8.self)
+        let record = try #require(text.split(separator: "\n").first { $0.hasPrefix("-> pulse-archive-length ") })
+        for damaged in [record.dropLast() + "", record + "0", record + " 1", String(record).replacingOccurrences(of: "00", with: "0x")] {
+            let bytes = Array(text.replacingOccurrences(of: String(record), with: String(damaged)).utf8) + file.dropFirst(Self.headerLength(file))
+            do throws(AgeError) {
+                _ = try AgeFormat.checkStructure(of: AgeBytesSource(bytes), name: "d.age")
+                Issue.record("\(damaged) passed")
+            } catch {
+                #expect(error.kind == .damagedHeader && error.message.contains("pulse-archive-length record is damaged"), "\(damaged): \(error)")
+            }
+            #expect(try AgeFormat.readHeaderSummary(from: AgeBytesSource(bytes), name: "d.age").recordedPayloadLength == nil)
+        }
+        // Two records.
+        let twice = Array(text.replacingOccurrences(of: String(record), with: String(record) + "\n\n" + String(record)).utf8) + file.dropFirst(Self.headerLength(file))
+        #expect(throws: AgeError.self) { try AgeFormat.checkStructure(of: AgeBytesSource(twice), name: "t.age") }
     }
 
     @Test func aFileWhoseLineEndsWereConvertedSaysSo() throws {

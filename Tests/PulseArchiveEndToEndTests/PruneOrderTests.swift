@@ -169,7 +169,7 @@ import PulseSystem
         #expect(try f.left().count == 2)
     }
 
-    @Test("without a key, an .age newest cut after its header, in its nonce or between chunks refuses the prune; a complete one passes")
+    @Test("without a key, an .age newest cut anywhere (after its header, in its nonce, at a chunk's end, inside a chunk) or grown refuses the prune: its header records its length; a complete one passes")
     func headerOnlyEncryptedNewest() throws {
         let f = try Fixture()
         let older = "pulseloop-backup-2021-01-01-0000.json.gz"
@@ -199,20 +199,54 @@ import PulseSystem
             #expect(result.stderr.contains("nothing was removed") && result.stderr.contains(message), "\(length): \(result.stderr)")
             #expect(try f.left() == [older, newest])
         }
-        // Cut exactly at a chunk's end: no key can be had to tell, and the length is a complete
-        // file's; the full archive passes as well.
-        for length in [headerEnd + 16 + 65_552, bytes.count] {
-            try FileManager.default.removeItem(atPath: f.backups + "/" + newest)
+        // Cuts whose length a complete file could have (exactly at a chunk's end, or inside a
+        // chunk: a shorter last chunk) and a byte appended: the header records the length, so
+        // each is refused too. Cut points drawn with a seed, printed.
+        var generator = SeededRandom.fromEnvironment("cut points")
+        let seed = generator.seed
+        let lengths = [headerEnd + 16 + 65_552, headerEnd + 16 + 2 * 65_552, bytes.count - 1]
+            + (0..<12).map { _ in Int.random(in: (headerEnd + 16 + 17)..<(bytes.count - 1), using: &generator) }
+        for length in lengths {
             FileManager.default.createFile(atPath: f.backups + "/" + newest, contents: Data(bytes.prefix(length)))
-            if length == bytes.count {
-                let result = try f.prune(["--keep-last", "1"])
-                #expect(result.json["newestCheck"] as? String == "header")
-                #expect(try f.left() == [newest])
-            } else {
-                let result = try f.prune(["--keep-last", "1", "--dry-run"])
-                #expect(result.json["newestCheck"] as? String == "header")
-            }
+            let result = try CLI.run(["prune", f.backups, "--keep-last", "1"], environment: ["TZ": "UTC"])
+            #expect(result.exitCode == 1 && result.stderr.contains("records \(bytes.count - headerEnd): it was cut short"),
+                    "seed \(seed), cut at \(length) of \(bytes.count): \(result.stderr)")
+            #expect(try f.left() == [older, newest], "seed \(seed), cut at \(length)")
         }
+        FileManager.default.createFile(atPath: f.backups + "/" + newest, contents: Data(bytes + [0]))
+        let appended = try CLI.run(["prune", f.backups, "--keep-last", "1"], environment: ["TZ": "UTC"])
+        #expect(appended.exitCode == 1 && appended.stderr.contains("bytes were added after its end"), "\(appended.stderr)")
+        // The whole file passes.
+        FileManager.default.createFile(atPath: f.backups + "/" + newest, contents: Data(bytes))
+        let result = try f.prune(["--keep-last", "1"])
+        #expect(result.json["newestCheck"] as? String == "header")
+        #expect(try f.left() == [newest])
+    }
+
+    @Test("without a key, an .age newest whose header records no length (age's own, a passphrase's) refuses the prune, whole or not; with the key it is read and the prune goes on")
+    func encryptedNewestWithoutALengthNeedsTheKey() throws {
+        let f = try Fixture()
+        let older = "pulseloop-backup-2021-01-01-0000.json.gz"
+        try FileManager.default.copyItem(atPath: Repository.sampleFormat2, toPath: f.backups + "/" + older)
+        // Encrypted by the real age: a header of its recipient stanza alone.
+        let newest = "pulseloop-backup-2021-01-02-0000.json.gz.age"
+        try CLI.shell("key=$(\"$PA\" keygen -o key.txt) && age -e -r \"$key\" -o backups/\(newest) backups/\(older)", in: f.dir.path)
+        let refused = try CLI.run(["prune", f.backups, "--keep-last", "1"], environment: ["TZ": "UTC"])
+        #expect(refused.exitCode == 1 && refused.stderr.contains("its header records no length (encrypted by another program")
+                && refused.stderr.contains("nothing was removed"), "\(refused.stderr)")
+        #expect(try f.left() == [older, newest])
+        let opened = try f.prune(["--keep-last", "1", "-i", f.dir.file("key.txt")])
+        #expect(opened.json["newestCheck"] as? String == "full")
+        #expect(try f.left() == [newest])
+        // Ours with a passphrase: an scrypt stanza stands alone, so no length either.
+        let sealed = "pulseloop-backup-2021-01-03-0000.json.gz.age"
+        try CLI.shell("PULSE_ARCHIVE_PASSPHRASE=secret \"$PA\" export --store store -o backups/\(sealed) --passphrase --quiet", in: f.dir.path)
+        let noPassphrase = try CLI.run(["prune", f.backups, "--keep-last", "1"], environment: ["TZ": "UTC"])
+        #expect(noPassphrase.exitCode == 1 && noPassphrase.stderr.contains("(encrypted with a passphrase"), "\(noPassphrase.stderr)")
+        #expect(try f.left() == [newest, sealed])
+        let withPassphrase = try CLI.run(["prune", f.backups, "--keep-last", "1", "--json"], environment: ["TZ": "UTC", "PULSE_ARCHIVE_PASSPHRASE": "secret"])
+        #expect(withPassphrase.exitCode == 0 && withPassphrase.json["newestCheck"] as? String == "full", "\(withPassphrase.stderr)")
+        #expect(try f.left() == [sealed])
     }
 
     @Test("which time dates a backup: the gzip header's, else the file's, each only within the name's minute in some zone; else the name in TZ")

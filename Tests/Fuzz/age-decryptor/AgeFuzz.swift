@@ -153,7 +153,7 @@ private func ageFuzzCheckDecryption(_ bytes: [UInt8]) {
     // What the header summary says must agree with what the decryptor read.
     let summary = try? AgeFormat.readHeaderSummary(from: AgeFuzzSource(bytes, step: step), name: "fuzz.age")
     if let summary, let header = facts.header {
-        guard summary.stanzaTypes == header.stanzas.map(\.type), summary.armored == facts.armored else {
+        guard summary.stanzaTypes == header.stanzas.map(\.type).filter({ $0 != AgePayloadLength.stanzaType }), summary.armored == facts.armored else {
             ageFuzzViolation("the header summary (\(summary)) is not the header parsed")
         }
     } else if summary != nil || facts.header != nil {
