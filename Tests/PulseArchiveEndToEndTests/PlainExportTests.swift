@@ -181,6 +181,45 @@ struct PlainExportTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: f.dir.file("backups")) == [names[1]])
     }
 
+    /// The CI job of docs/backups.md, as written there (the `sh` block after "## A CI job"),
+    /// with its folder set to `directory`.
+    static func ciJob(checking directory: String) throws -> String {
+        let doc = try String(contentsOfFile: Repository.root + "/docs/backups.md", encoding: .utf8)
+        let section = try #require(doc.components(separatedBy: "## A CI job").dropFirst().first)
+        let job = try #require(section.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```").first)
+        #expect(job.contains("dir=/backups/pulse\n"))
+        return job.replacingOccurrences(of: "dir=/backups/pulse\n", with: "dir=\(directory)\n")
+    }
+
+    @Test("the CI job of backups.md, as written: no backup fails it; it verifies the newest of any form and diffs it with the one before; a lost row fails it; the key file goes")
+    func ciJobAsWritten() throws {
+        let f = try Fixture()
+        let bin = f.dir.file("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/pulse-archive", withDestinationPath: CLI.executable)
+        try Self.sh("mkdir backups && \"$PA\" keygen -o identity.txt > recipient.txt", in: f.dir)
+        f.dir.write("job.sh", try Self.ciJob(checking: f.dir.file("backups")))
+        let environment = ["PATH": bin + ":/usr/bin:/bin", "PULSE_AGE_IDENTITY": String(decoding: Self.bytes(f.dir.file("identity.txt")), as: UTF8.self)]
+        let job = { try Self.sh("sh job.sh", in: f.dir, environment: environment, expectingSuccess: false) }
+        let none = try job()
+        #expect(none.exitCode == 1 && none.stderr.contains("no backup in"), "\(none.stderr)")
+        // Made a night apart (export sets the file's time to SOURCE_DATE_EPOCH): gzip, then plain.
+        try Self.sh("\"$PA\" export --store store -o backups/ -R recipient.txt -q", in: f.dir, environment: ["SOURCE_DATE_EPOCH": "1773600000"])
+        let one = try job()
+        #expect(one.exitCode == 0 && !one.stdout.contains("Comparing"), "\(one.stderr)")
+        try Self.sh("\"$PA\" export --store store -o backups/ -R recipient.txt --compression none -q", in: f.dir, environment: ["SOURCE_DATE_EPOCH": "1773686400"])
+        let two = try job()
+        #expect(two.exitCode == 0 && two.stdout.contains("plain JSON") && two.stdout.contains("diff: no differences"), "\(two.stdout)\(two.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(Self.bytes(f.dir.file("verify.json")))) as? [String: Any]
+        #expect(report?["ok"] as? Bool == true)
+        // A row gone from the newest: diff --fail-on removed fails the job.
+        try Self.sh("sqlite3 store/pulse.sqlite 'DELETE FROM measurements WHERE rowid = (SELECT min(rowid) FROM measurements)'", in: f.dir)
+        try Self.sh("\"$PA\" export --store store -o backups/ -R recipient.txt -q", in: f.dir, environment: ["SOURCE_DATE_EPOCH": "1773772800"])
+        let lost = try job()
+        #expect(lost.exitCode == 1 && lost.stdout.contains("-1"), "\(lost.stdout)\(lost.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: f.dir.file("key.txt")))
+    }
+
     static let resticAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/restic")
 
     /// The restic job of docs/backups.md, as written there (its one `bash` block), run with
@@ -220,6 +259,10 @@ struct PlainExportTests {
         let empty = try Self.sh("/bin/bash nightly.sh", in: f.dir, environment: environment.merging(["STORE": "missing"]) { $1 },
                                 expectingSuccess: false)
         #expect(empty.exitCode == 1 && empty.stderr.contains("there is no store at missing"), "\(empty.stderr)")
+        #expect((try JSONSerialization.jsonObject(with: Data(try snapshots().utf8)) as? [Any])?.count == 2)
+        // Run without STORE (cron's bare environment): it says so, and no snapshot is made.
+        let unset = try Self.sh("env -u STORE /bin/bash nightly.sh", in: f.dir, environment: environment, expectingSuccess: false)
+        #expect(unset.exitCode != 0 && unset.stderr.contains("set STORE to the store folder"), "\(unset.stderr)")
         #expect((try JSONSerialization.jsonObject(with: Data(try snapshots().utf8)) as? [Any])?.count == 2)
         // One that fails after part of the archive went out (a kill while it is copied to the
         // pipe): restic 0.14 keeps the part as a snapshot, which the job forgets.
