@@ -15,6 +15,28 @@ final class DeflateResults: @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var firstFailure: Error?
+    /// Output arrays the writer is done with, for the workers to fill again (at most
+    /// `spareLimit`), so memory is allocated once, not once per block.
+    private var spareOutputs: [[UInt8]] = []
+    private let spareLimit: Int
+
+    init(spareLimit: Int) {
+        self.spareLimit = spareLimit
+    }
+
+    /// Hands back a block's bytes once written.
+    func recycle(_ bytes: [UInt8]) {
+        condition.lock()
+        if spareOutputs.count < spareLimit { spareOutputs.append(bytes) }
+        condition.unlock()
+    }
+
+    /// An array to deflate into: one handed back, or an empty one.
+    func spareOutput() -> [UInt8] {
+        condition.lock()
+        defer { condition.unlock() }
+        return spareOutputs.popLast() ?? []
+    }
 
     func deliver(_ block: DeflatedBlock, to slot: Slot) {
         condition.lock()
@@ -43,12 +65,14 @@ final class DeflateResults: @unchecked Sendable {
         return slot.block != nil || firstFailure != nil
     }
 
-    /// The slot's block, once a worker delivered it; throws the first failure instead.
+    /// The slot's block, once a worker delivered it, taken out of the slot (so the writer holds
+    /// the only reference and can hand its bytes back); throws the first failure instead.
     func wait(for slot: Slot) throws -> DeflatedBlock {
         condition.lock()
         defer { condition.unlock() }
         while slot.block == nil && firstFailure == nil { condition.wait() }
         if let firstFailure { throw firstFailure }
+        defer { slot.block = nil }
         return slot.block!
     }
 }
@@ -65,7 +89,7 @@ final class DeflateWorkers {
     /// - Parameter capacity: the most jobs ever queued; the writer waits for results before it
     ///   queues more, so this only has to hold what it allows in flight.
     init(threads: Int, level: Int32, tuning: DeflateTuning?, capacity: Int) throws {
-        let jobs = BoundedQueue<DeflateJob>(capacity: capacity), results = DeflateResults()
+        let jobs = BoundedQueue<DeflateJob>(capacity: capacity), results = DeflateResults(spareLimit: capacity + threads)
         self.jobs = jobs
         self.results = results
         // All streams are started before any thread, so a failure to start throws here.
@@ -111,7 +135,9 @@ final class DeflateWorkers {
             SystemCalls.lowerCurrentThreadPriority()
             do {
                 while let job = try jobs.pop() {
-                    results.deliver(try deflater.deflate(job), to: job.slot)
+                    let slot = job.slot
+                    let block = try deflater.deflate(consume job, reusing: results.spareOutput())
+                    results.deliver(block, to: slot)
                 }
             } catch is CancellationError {
                 // Stopped by the writer: nobody waits for the rest.

@@ -63,6 +63,8 @@ public final class GzipWriter: ByteSink {
 
     /// Blocks queued, oldest first, kept until written (their content, for the stored form).
     private var inFlight: [DeflateJob] = []
+    /// Windows of written blocks, to be filled again (at most `maxInFlight`).
+    private var spareWindows: [[UInt8]] = []
 
     /// What went out after the header, and the checksums of the content and of that.
     private var writtenContent: Int64 = 0
@@ -132,9 +134,11 @@ public final class GzipWriter: ByteSink {
         let closed = window
         try queue(last: false)
         let keep = resetNext ? 0 : min(Self.dictionarySize, closed.count)
-        window = []
-        window.reserveCapacity(keep + blockSize)
-        window += closed[(closed.count - keep)...]
+        var next = spareWindows.popLast() ?? []
+        next.removeAll(keepingCapacity: true)
+        next.reserveCapacity(keep + blockSize)
+        next += closed[(closed.count - keep)...]
+        window = next
         dictionaryCount = keep
         blockClosed = false
         resetNext = false
@@ -171,6 +175,10 @@ public final class GzipWriter: ByteSink {
         writtenContent = content
         writtenCompressed += Int64(bytes.count)
         try bytes.withUnsafeBytes { try output.write($0) }
+        // Handed back with no other reference left, so they are refilled in place.
+        _ = consume bytes
+        workers.results.recycle((consume block).bytes)
+        if spareWindows.count < maxInFlight { spareWindows.append((consume job).window) }
     }
 
     public func finish() throws {
