@@ -230,7 +230,7 @@ public enum AgeFormat {
         let summary = AgeHeaderSummary(header, armored: armored)
         if let recorded = summary.recordedPayloadLength, recorded != payload {
             throw AgeError(.truncated, "\(name): the payload is \(payload) bytes where its header records \(recorded): "
-                + (payload < recorded ? "it was cut short" : "bytes were added after its end"))
+                + (payload < recorded ? "it was cut short" : "bytes were added after its end") + " (or the record was altered)")
         }
         return summary
     }

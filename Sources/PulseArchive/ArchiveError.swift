@@ -32,10 +32,12 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
         /// The archive is encrypted (age) and no key was given: the message says what its
         /// header holds.
         case encrypted
-        /// The encryption refused the archive: no identity matches, a wrong passphrase, a
-        /// damaged or altered header, a bad chunk, a file cut short or extended, an identity of
-        /// a type this version does not implement.
+        /// The encryption refused the archive: a damaged or altered header, a bad chunk, a file
+        /// cut short or extended, an identity of a type this version does not implement.
         case decryption
+        /// The archive is encrypted and the keys given do not open it: no identity matches, a
+        /// wrong passphrase. The file may be sound; the key is not its key.
+        case keysDoNotOpen
     }
 
     public let kind: Kind

@@ -75,7 +75,11 @@ struct PruneCommand: Subcommand {
             // Read as `inspect` reads: every value checked and the rows staged (a repeated key too).
             outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits, keys: keys, keysGiven: keysGiven,
                                     zone: zone, read: { try ArchiveValidation.validate($0) })
-        } catch let refusal as UnreadableNewestArchive where refusal.needsKey {
+        } catch let refusal as UnreadableNewestArchive where refusal.reason == .keysDoNotOpen {
+            let cause = ErrorAdvice.message(refusal.cause, command: Self.spec.name)
+            console.err("Error: refusing to prune: the keys given do not open the newest archive \(refusal.path) (\(cause)); nothing was removed. Give --identity or the passphrase it was encrypted with (or no key, to check it as far as its header), then prune again")
+            return 1
+        } catch let refusal as UnreadableNewestArchive where refusal.reason == .needsKey {
             console.err("Error: refusing to prune: \(refusal.cause); nothing was removed. Give --identity or the passphrase (--passphrase-file, \(KeyOptions.variable)) to read it all the way, then prune again")
             return 1
         } catch let refusal as UnreadableNewestArchive {

@@ -5,23 +5,38 @@ import PulseSystem
 /// The newest archive did not read: `prune` removes nothing, so a broken backup never causes
 /// the good ones before it to be deleted.
 public struct UnreadableNewestArchive: Error, CustomStringConvertible {
+    /// Why it was refused: each asks for another remedy.
+    public enum Reason: Sendable {
+        /// It does not read: damaged, cut short, refused by the reader.
+        case unreadable
+        /// Encrypted, no key given, and its header records no length: it may be whole, but
+        /// nothing short of the key can tell.
+        case needsKey
+        /// Encrypted, and the keys given do not open it (no identity matches, a wrong
+        /// passphrase): the backup may be sound; the key is not its key.
+        case keysDoNotOpen
+    }
+
     public let path: String
     /// The reader's error (an `ArchiveError` for a damaged, refused or unreadable archive).
     public let cause: Error
-    /// The archive is encrypted, no key was given, and its header records no length: it may
-    /// be whole, but nothing short of the key can tell (`NewestArchiveCheck`).
-    public let needsKey: Bool
+    public let reason: Reason
 
-    init(path: String, cause: Error, needsKey: Bool = false) {
+    init(path: String, cause: Error, reason: Reason = .unreadable) {
         self.path = path
         self.cause = cause
-        self.needsKey = needsKey
+        self.reason = reason
     }
 
     public var description: String {
-        needsKey
-            ? "refusing to prune: \(cause); nothing was removed. Give a key to read it all the way, then prune again"
-            : "refusing to prune: the newest archive \(path) does not read (\(cause)); nothing was removed. Replace it with a good backup (or move it out of the directory), then prune again"
+        switch reason {
+        case .needsKey:
+            "refusing to prune: \(cause); nothing was removed. Give a key to read it all the way, then prune again"
+        case .keysDoNotOpen:
+            "refusing to prune: the keys given do not open the newest archive \(path) (\(cause)); nothing was removed. Give the key it was encrypted with, then prune again"
+        case .unreadable:
+            "refusing to prune: the newest archive \(path) does not read (\(cause)); nothing was removed. Replace it with a good backup (or move it out of the directory), then prune again"
+        }
     }
 }
 
@@ -66,7 +81,7 @@ public enum NewestArchiveCheck {
                         : "encrypted by another program or an earlier version of this one"
                     throw UnreadableNewestArchive(path: path, cause: ArchiveError(.encrypted,
                         "the newest archive \(path) is encrypted and its header records no length (\(made)), so without a key a copy cut short cannot be told from a whole one"),
-                        needsKey: true)
+                        reason: .needsKey)
                 }
                 return (.header, nil)
             } catch let error as UnreadableNewestArchive {
@@ -76,6 +91,10 @@ public enum NewestArchiveCheck {
             } catch {
                 throw UnreadableNewestArchive(path: path, cause: error)
             }
+        } catch let error as ArchiveError where error.kind == .keysDoNotOpen || error.kind == .encrypted {
+            // `.encrypted` here: keys were given, of the other kind (a passphrase for a file to
+            // public keys, or the reverse).
+            throw UnreadableNewestArchive(path: path, cause: error, reason: .keysDoNotOpen)
         } catch {
             throw UnreadableNewestArchive(path: path, cause: error)
         }

@@ -54,7 +54,7 @@ public enum ArchiveVerifier {
             return report
         } catch let error as ArchiveError {
             _ = worker.stop()
-            let cannotRead = error.kind == .encrypted || error.kind == .decryption
+            let cannotRead = error.kind == .encrypted || error.kind == .decryption || error.kind == .keysDoNotOpen
             report.error(nil, error.message + (cannotRead ? "; verify cannot vouch for an archive it cannot read" : ""), limit: error.limit,
                          advice: VerifyProblem.advice(for: error))
             report.tablesComplete = false

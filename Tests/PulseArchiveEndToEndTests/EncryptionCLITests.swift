@@ -348,7 +348,7 @@ struct EncryptionCLITests {
         #expect(result.stderr.contains("chunk 0 at offset") && result.stderr.contains("cut short inside it"), "\(result.stderr)")
     }
 
-    @Test("prune says when it could check an encrypted newest archive only by its header, and refuses one the keys given do not open")
+    @Test("prune says when it could check an encrypted newest archive only by its header, and refuses one the keys given do not open, asking for its key")
     func pruneAndEncryptedNewest() throws {
         let f = try Fixture()
         try FileManager.default.createDirectory(atPath: f.dir.file("b"), withIntermediateDirectories: false)
@@ -356,7 +356,13 @@ struct EncryptionCLITests {
         f.dir.write("pass.txt", "some passphrase\n")
         let refused = try Self.sh("chmod 600 pass.txt; \"$PA\" prune b --keep-last 1 --passphrase-file pass.txt </dev/null", in: f.dir, expectingSuccess: false)
         #expect(refused.exitCode == 1)
-        #expect(refused.stderr.contains("nothing was removed"), "\(refused.stderr)")
+        // The backup is sound; the key is not its key: the remedy is the key, not a new backup.
+        #expect(refused.stderr.contains("the keys given do not open the newest archive") && refused.stderr.contains("nothing was removed")
+                && refused.stderr.contains("Give --identity or the passphrase it was encrypted with") && !refused.stderr.contains("Replace it"), "\(refused.stderr)")
+        try Self.sh("\"$PA\" keygen -o other.txt >/dev/null", in: f.dir)
+        let otherKey = try Self.sh("\"$PA\" prune b --keep-last 1 -i other.txt", in: f.dir, expectingSuccess: false)
+        #expect(otherKey.exitCode == 1 && otherKey.stderr.contains("the keys given do not open the newest archive")
+                && otherKey.stderr.contains("no identity matches"), "\(otherKey.stderr)")
         #expect(FileManager.default.fileExists(atPath: f.dir.file("b/pulseloop-backup-2020-01-01-0000.json.gz")))
         let headerOnly = try Self.sh("\"$PA\" prune b --keep-last 1 --json </dev/null", in: f.dir)
         #expect(headerOnly.json["newestCheck"] as? String == "header")

@@ -36,7 +36,11 @@ enum EncryptedArchive {
     }
 
     static func converted(_ error: AgeError) -> ArchiveError {
-        ArchiveError(error.kind == .io ? .io : .decryption, error.message)
+        switch error.kind {
+        case .io: ArchiveError(.io, error.message)
+        case .noIdentityMatches, .wrongPassphrase: ArchiveError(.keysDoNotOpen, error.message)
+        default: ArchiveError(.decryption, error.message)
+        }
     }
 
     /// The plaintext, with the decryption's errors as the codec's.
