@@ -110,6 +110,7 @@ struct PruneCommand: Subcommand {
             })),
             ("removed", .array(outcome.removed.map { .string($0) })),
             ("ignored", .array(outcome.ignored.map { .string($0) })),
+            ("abandoned", .array(outcome.abandoned.map { .string($0) })),
             ("dryRun", .bool(outcome.dryRun)),
             ("skipped", problems(outcome.skipped)),
             ("failed", problems(outcome.failed)),
@@ -125,6 +126,9 @@ struct PruneCommand: Subcommand {
         for file in outcome.removed { rows.append([outcome.dryRun ? "would remove" : "removed", shown(file), ""]) }
         for (file, reason) in outcome.skipped { rows.append(["skipped", shown(file), reason]) }
         for (file, reason) in outcome.failed { rows.append(["failed", shown(file), reason]) }
+        for file in outcome.abandoned {
+            rows.append([outcome.dryRun ? "would remove" : "removed", shown(file), "a partial file an export killed while writing left (its process is gone)"])
+        }
         for file in outcome.ignored { rows.append(["ignored", shown(file), "not a backup (only a regular file named by the scheme is one)"]) }
         var text = rows.isEmpty ? "  (no entries)" : Formatting.columns(["action", "file", "why"], rows, numeric: [])
         text += "\n\(outcome.kept.count) kept, \(outcome.removed.count) \(outcome.dryRun ? "to remove" : "removed"), \(outcome.ignored.count) ignored"

@@ -16,6 +16,9 @@ public enum Prune {
         public let failed: [(file: String, reason: String)]
         /// Entries that are not candidates, sorted.
         public let ignored: [String]
+        /// Partial files that exports killed while writing a backup left (their writer gone),
+        /// removed, or with `dryRun` to be removed.
+        public let abandoned: [String]
         public let dryRun: Bool
         /// How far the newest archive was checked before anything was removed (nil: no archive).
         public let newestCheck: NewestArchiveCheck.Depth?
@@ -39,7 +42,9 @@ public enum Prune {
         // What killed exports left here (a partial file, a commit's placeholder at a backup's
         // name) is no backup: removed first, as the next export here would, so that it is
         // neither listed nor taken for the newest.
-        if !dryRun { AtomicFile.removeAbandonedPartials(in: directory) }
+        // Only those of backups' names: `.notes.partial-pulse-archive-1` is not what an
+        // export here left. Reported, and the dry run says the same.
+        let abandoned = AtomicFile.removeAbandonedPartials(in: directory, targets: { BackupName($0) != nil }, dryRun: dryRun).sorted()
         let listing = try BackupDirectory(directory, zone: zone)
         let plan = policy.plan(listing.archives)
         var newestCheck: NewestArchiveCheck.Depth?
@@ -76,7 +81,8 @@ public enum Prune {
             case .failed(let reason): failed.append((name.fileName, reason))
             }
         }
-        return Outcome(kept: plan.kept, removed: removed, skipped: skipped, failed: failed, ignored: listing.ignored, dryRun: dryRun,
+        return Outcome(kept: plan.kept, removed: removed, skipped: skipped, failed: failed,
+                       ignored: listing.ignored.filter { !abandoned.contains($0) }, abandoned: abandoned, dryRun: dryRun,
                        newestCheck: newestCheck, newestMisnamed: newestMisnamed)
     }
 

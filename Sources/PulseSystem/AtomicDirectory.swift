@@ -31,7 +31,7 @@ package final class AtomicDirectory {
         targetWasEmptyDirectory = try Self.checkTarget(target)
         let parent = AtomicFile.directory(of: target)
         let name = target.split(separator: "/").last.map(String.init) ?? target
-        Self.removeAbandonedStaging(in: parent, name: name)
+        Self.removeAbandonedStaging(in: parent)
         stagingPath = try InterruptCleanup.registering {
             var template = Array((parent + "/" + PrivateFiles.temporaryName(beside: name, suffix: ".staging-\(getpid())-XXXXXX")).utf8CString)
             guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
@@ -40,11 +40,16 @@ package final class AtomicDirectory {
             let path = String(cString: made)
             return (path, path: path)
         }
+        liveLock = LiveEntry.hold(stagingPath)
     }
 
     deinit {
         if !committed { PrivateFiles.remove(stagingPath) }
+        LiveEntry.release(liveLock)
     }
+
+    /// Says to the sweeps of other processes that the staging directory is in use.
+    private var liveLock: Int32?
 
     /// Whether the target may be taken: absent (false) or an empty directory (true).
     private static func checkTarget(_ target: String) throws -> Bool {
@@ -114,16 +119,21 @@ package final class AtomicDirectory {
         try? PrivateFiles.sync(AtomicFile.directory(of: targetPath))
     }
 
-    /// Removes staging directories of `name` whose process no longer exists (a kill), ours only.
-    private static func removeAbandonedStaging(in parent: String, name: String) {
-        let prefix = PrivateFiles.temporaryName(beside: name, suffix: ".staging-")
+    /// Removes the staging directories a killed run left in `parent`, whatever folder each was
+    /// for (`.<name>.staging-<pid>-XXXXXX`, 0700, ours, its pid no local process and its
+    /// `LiveEntry` lock free): what they hold may be an encrypted archive's rows in clear, so
+    /// the next run beside them removes them, not only the next run for the same name.
+    private static func removeAbandonedStaging(in parent: String) {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? []
-        for entry in entries where entry.hasPrefix(prefix) {
-            let rest = entry.dropFirst(prefix.count).split(separator: "-")
-            guard rest.count == 2, let pid = pid_t(rest[0]), pid > 0, pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+        for entry in entries where entry.hasPrefix(".") {
+            guard let marker = entry.range(of: ".staging-", options: .backwards), marker.lowerBound > entry.index(after: entry.startIndex) else { continue }
+            let rest = entry[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+            guard rest.count == 2, rest[1].count == 6, let pid = pid_t(rest[0]), pid > 0, pid != getpid(),
+                  kill(pid, 0) != 0, errno == ESRCH else { continue }
             var info = stat()
             let path = "\(parent)/\(entry)"
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else { continue }
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_mode & 0o777 == 0o700,
+                  info.st_uid == getuid(), !LiveEntry.isHeld(path) else { continue }
             try? FileManager.default.removeItem(atPath: path)
         }
     }

@@ -21,6 +21,10 @@ public final class AtomicFile {
     ///   full; false for a scratch file that is not the command's result (`export -o -`'s copy).
     /// - Throws: `SystemError.alreadyExists` when the target exists and may not be replaced;
     ///   `.io` when the directory is not writable.
+    /// Says to the sweeps of other processes that the partial file is being written
+    /// (`LiveEntry`), until the commit or the end.
+    private var liveLock: Int32?
+
     public init(targetPath: String, replacesExisting: Bool = false, announced: Bool = true) throws {
         self.targetPath = targetPath
         self.replacesExisting = replacesExisting
@@ -46,10 +50,12 @@ public final class AtomicFile {
         self.file = try InterruptCleanup.registering {
             (try SystemFile.createExclusive(temporaryPath, reportedAs: targetPath), path: temporaryPath)
         }
+        liveLock = LiveEntry.hold(temporaryPath)
     }
 
     deinit {
         if !committed { _ = unlink(temporaryPath) }
+        LiveEntry.release(liveLock)
         InterruptCleanup.unregister(temporaryPath)
     }
 
@@ -85,6 +91,8 @@ public final class AtomicFile {
             committed = true
             return announced ? "\(committedPath) was written in full" : nil
         }
+        LiveEntry.release(liveLock)
+        liveLock = nil
         let directory = open(Self.directory(of: targetPath), O_RDONLY | O_CLOEXEC)
         if directory >= 0 {
             _ = fsync(directory)
@@ -97,19 +105,27 @@ public final class AtomicFile {
     /// commits), and the placeholder a commit killed while it used one left at its target's
     /// name (`NoReplaceMove`, recognised by the line naming its partial file), placeholder first.
     /// Only names this tool makes are touched: a user's `.report.pdf.partial-1234` is theirs.
-    package static func removeAbandonedPartials(in directory: String) {
+    /// - Parameters:
+    ///   - targets: which partial files to consider, by the name of the file each was to
+    ///     become (`prune` takes only those of backups); all by default.
+    ///   - dryRun: find them, remove nothing.
+    /// - Returns: the partial files' names, removed (or, in a dry run, to be removed).
+    @discardableResult
+    package static func removeAbandonedPartials(in directory: String, targets: (String) -> Bool = { _ in true }, dryRun: Bool = false) -> [String] {
         let entries = Self.entries(of: directory)
         let abandoned = entries.filter { entryName in
             guard entryName.hasPrefix("."), let marker = entryName.range(of: partialMarker, options: .backwards),
-                  let pid = Int32(entryName[marker.upperBound...]), pid > 0 else { return false }
-            return kill(pid, 0) != 0 && errno == ESRCH
+                  let pid = Int32(entryName[marker.upperBound...]), pid > 0,
+                  targets(String(entryName[entryName.index(after: entryName.startIndex)..<marker.lowerBound])) else { return false }
+            return kill(pid, 0) != 0 && errno == ESRCH && !LiveEntry.isHeld("\(directory)/\(entryName)")
         }
-        guard !abandoned.isEmpty else { return }
+        guard !abandoned.isEmpty, !dryRun else { return abandoned }
         for entryName in entries {
             let path = "\(directory)/\(entryName)"
             if abandoned.contains(where: { NoReplaceMove.isPlaceholder(path, for: $0) }) { _ = unlink(path) }
         }
         for entryName in abandoned { _ = unlink("\(directory)/\(entryName)") }
+        return abandoned
     }
 
     /// Between the target's name and the writer's pid in a partial file's name: says whose

@@ -176,6 +176,32 @@ package enum PrivateFiles {
     package static func remove(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
         InterruptCleanup.unregister(path)
+        liveLocks.release(path)
+    }
+
+    /// The `LiveEntry` locks of the temporary directories this process made, by path.
+    private static let liveLocks = LiveLocks()
+
+    private final class LiveLocks: @unchecked Sendable {
+        private var lock = pthread_mutex_t()
+        // Guarded by `lock`.
+        private var descriptors: [String: Int32] = [:]
+
+        init() { pthread_mutex_init(&lock, nil) }
+
+        func hold(_ path: String) {
+            guard let descriptor = LiveEntry.hold(path) else { return }
+            pthread_mutex_lock(&lock)
+            descriptors[path] = descriptor
+            pthread_mutex_unlock(&lock)
+        }
+
+        func release(_ path: String) {
+            pthread_mutex_lock(&lock)
+            let descriptor = descriptors.removeValue(forKey: path)
+            pthread_mutex_unlock(&lock)
+            LiveEntry.release(descriptor)
+        }
     }
 
     /// What the names of our temporary entries start with.
@@ -199,6 +225,7 @@ package enum PrivateFiles {
                 throw SystemError(.io, "cannot create a temporary directory in \(base): \(errnoText())")
             }
             let directory = String(cString: made)
+            liveLocks.hold(directory)
             return (directory, path: directory)
         }
     }
@@ -213,14 +240,15 @@ package enum PrivateFiles {
     /// Removes what killed runs left in `base`: entries named `pulse-archive…-<pid>-XXXXXX`
     /// (a temporary directory, or a file killed between its creation and its unlink, or either
     /// renamed aside by an interrupted removal) whose process no longer exists, and that belong
-    /// to this user. An entry of a live process, of another user, or without a pid in its name
-    /// is left alone.
+    /// to this user. An entry of a live process (here, or one that holds its `LiveEntry` lock
+    /// from another PID namespace or host), of another user, or without a pid in its name is
+    /// left alone.
     package static func removeStaleTemporaries(in base: String) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
         for name in names where name.hasPrefix(temporaryPrefix + "-") {
             guard let pid = processID(inTemporaryName: name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             var info = stat()
-            guard lstat(base + "/" + name, &info) == 0, info.st_uid == getuid() else { continue }
+            guard lstat(base + "/" + name, &info) == 0, info.st_uid == getuid(), !LiveEntry.isHeld(base + "/" + name) else { continue }
             try? FileManager.default.removeItem(atPath: base + "/" + name)
         }
     }

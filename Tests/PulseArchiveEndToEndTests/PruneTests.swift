@@ -69,7 +69,7 @@ import PulseSystem
         #expect(outcome.dryRun == false)
     }
 
-    @Test("what a killed export left (a partial file of a dead process) is removed by prune, not listed; --dry-run and a live writer's partial leave it")
+    @Test("what a killed export left (a backup's partial file, its process gone) is removed by prune and reported as abandoned, the dry run saying the same; a live writer's partial and one of another name are ignored and left")
     func abandonedPartials() throws {
         let dir = try Self.directory(["2026-03-01-1200", "2026-03-02-1200"])
         let process = Process()
@@ -78,16 +78,24 @@ import PulseSystem
         process.waitUntilExit()
         let dead = "." + Self.name("2026-03-03-1200") + ".partial-pulse-archive-\(process.processIdentifier)"
         let live = "." + Self.name("2026-03-04-1200") + ".partial-pulse-archive-\(getpid())"
-        // A user's file that only looks like a partial one (the review: it was removed).
+        // A user's file that only looks like a partial one (the review: it was removed), and
+        // one with our marker but no backup's name (the next review: removed, unreported).
         let usersOwn = ".report.pdf.partial-\(process.processIdentifier)"
-        for entry in [dead, live, usersOwn] { dir.write(entry, "half an archive") }
+        let notABackup = ".notes.partial-pulse-archive-\(process.processIdentifier)"
+        for entry in [dead, live, usersOwn, notABackup] { dir.write(entry, "half an archive") }
+        let dryRun = try CLI.run(["prune", dir.path, "--keep-last", "5", "--dry-run", "--json"])
+        #expect((dryRun.json["abandoned"] as? [String]) == [dead] && !((dryRun.json["ignored"] as? [String]) ?? []).contains(dead), "\(dryRun.stdout)")
         let dry = try Self.prune(dir, ["--keep-last", "5", "--dry-run"])
         #expect(dry.left.contains(dead) && dry.left.contains(live))
+        let text = try CLI.run(["prune", dir.path, "--keep-last", "5", "--dry-run"])
+        #expect(text.stdout.contains("would remove") && text.stdout.contains("a partial file an export killed while writing left"), "\(text.stdout)")
+        let result = try CLI.run(["prune", dir.path, "--keep-last", "5", "--json"])
+        #expect((result.json["abandoned"] as? [String]) == [dead], "\(result.stdout)")
         let outcome = try Self.prune(dir, ["--keep-last", "5"])
         #expect(!outcome.left.contains(dead), "a dead export's partial file was left")
-        #expect(!outcome.ignored.contains(dead) && outcome.ignored.contains(live), "\(outcome.ignored)")
+        #expect(!outcome.ignored.contains(dead) && outcome.ignored.contains(live) && outcome.ignored.contains(notABackup), "\(outcome.ignored)")
         #expect(outcome.left.contains(live) && outcome.removed.isEmpty)
-        #expect(outcome.left.contains(usersOwn), "a file this tool did not make was removed")
+        #expect(outcome.left.contains(usersOwn) && outcome.left.contains(notABackup), "a file this tool did not make was removed")
     }
 
     @Test("a newest archive whose name says otherwise than its contents (a .age not encrypted, a .gz of plain JSON) is kept and checked, with a warning and newestMisnamed")
@@ -339,7 +347,7 @@ import PulseSystem
         let dir = try Self.directory(["2021-01-01-0000", "2021-01-02-0000"])
         dir.write("notes.txt", "x")
         let result = try CLI.run(["prune", dir.path, "--keep-last", "1", "--dry-run", "--json"])
-        #expect(Set(result.json.keys) == ["kept", "removed", "ignored", "dryRun", "skipped", "failed", "newestCheck", "newestMisnamed"])
+        #expect(Set(result.json.keys) == ["kept", "removed", "ignored", "abandoned", "dryRun", "skipped", "failed", "newestCheck", "newestMisnamed"])
         #expect(result.json["ignored"] as? [String] == ["notes.txt"])
         let text = try CLI.run(["prune", dir.path, "--keep-last", "1"])
         #expect(text.exitCode == 0)
