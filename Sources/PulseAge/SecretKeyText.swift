@@ -61,9 +61,11 @@ public enum SecretKeyText {
             guard letters[index..<index + 3].elementsEqual(age) else { continue }
             var cursor = index + 3
             var oneCandidates: [Int] = []
+            var prefix: String?
             if letters[cursor...].starts(with: secret) {
                 cursor += secret.count
-                if letters[cursor...].starts(with: pq) { cursor += pq.count }
+                prefix = "age-secret-key-"
+                if letters[cursor...].starts(with: pq) { cursor += pq.count; prefix = "age-secret-key-pq-" }
                 oneCandidates = [cursor]
             } else if letters[cursor...].starts(with: plugin) {
                 // The plugin's name, then the `1` that ends the prefix.
@@ -75,7 +77,18 @@ public enum SecretKeyText {
             for one in oneCandidates where one < letters.count && letters[one] == UInt8(ascii: "1") {
                 var end = one + 1
                 while end < letters.count, end - (one + 1) < longestData, bech32.contains(letters[end]) { end += 1 }
-                if end - (one + 1) >= shortestData { return index...(end - 1) }
+                guard end - (one + 1) >= shortestData else { continue }
+                // Where the key's checksum holds, the key ends: the letters after it (`.json`'s
+                // `JS`, a word of the message) are not part of it and stay shown. A key typed
+                // wrong has no such place; then all the data characters go.
+                if let prefix {
+                    let data = String(decoding: letters[(one + 1)..<end], as: UTF8.self).lowercased()
+                    for length in stride(from: data.utf8.count, through: shortestData, by: -1)
+                    where Bech32.decode(prefix + "1" + data.prefix(length)) != nil {
+                        return index...(one + length)
+                    }
+                }
+                return index...(end - 1)
             }
         }
         return nil

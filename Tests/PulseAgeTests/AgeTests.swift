@@ -146,6 +146,21 @@ import Testing
         }
     }
 
+    @Test("a key is hidden up to where its checksum holds, and the text after it stays: a file name's extension, the next word")
+    func aKeyEndsWhereItsChecksumHolds() throws {
+        let key = try AgeX25519Identity.generate().bech32Encoded()
+        for (text, expected) in [("cannot open \(key).json.gz: no such file", "cannot open \(SecretKeyText.placeholder).json.gz: no such file"),
+                                 ("Unknown option '-i=\(key)'\nUsage: pulse-archive inspect", "Unknown option '-i=\(SecretKeyText.placeholder)'\nUsage: pulse-archive inspect"),
+                                 ("there is no store at \(key) (no pulse.sqlite)", "there is no store at \(SecretKeyText.placeholder) (no pulse.sqlite)"),
+                                 ("x\(key.lowercased())zz7", "x\(SecretKeyText.placeholder)zz7")] {
+            #expect(SecretKeyText.redacted(text) == expected)
+        }
+        // Typed wrong (one character changed), no checksum holds: every data character goes.
+        let wrong = String(key.prefix(30)) + (key.dropFirst(30).first == "Q" ? "P" : "Q") + String(key.dropFirst(31))
+        let shown = SecretKeyText.redacted("cannot open \(wrong).js")
+        #expect(shown == "cannot open \(SecretKeyText.placeholder)", "\(shown)")
+    }
+
     @Test func garbageGivenAsARecipientIsNotCalledUpperCase() throws {
         #expect(throws: AgeError(.recipientSyntax, "not an age X25519 recipient (age1… with a valid checksum and a 32-byte key)")) {
             try AgeX25519Recipient(bech32: "tr0ub4dor-Zebra-Quasar")
