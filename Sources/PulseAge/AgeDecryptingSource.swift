@@ -54,7 +54,9 @@ public final class AgeDecryptingSource: ByteSource {
         var nonce = [UInt8](repeating: 0, count: 16)
         let got = try typedAge { try nonce.withUnsafeMutableBytes { bytes in try input.readFully(into: bytes) } }
         guard got == 16 else {
-            throw AgeError(.damagedHeader, "\(name): the file ends after the age header, before the payload's nonce: it was cut short")
+            throw AgeError(.damagedHeader, got == 0
+                ? "\(name): the file ends after the age header, before the payload's nonce: it was cut short"
+                : "\(name): the file ends inside the payload's nonce (\(got) of its 16 bytes): it was cut short")
         }
         let payloadKey = try fileKey.withBytes { (key) throws(AgeError) in try LibCrypto.hkdfSHA256(key: key, salt: nonce, info: "payload") }
         cipher = try ChaChaPoly(key: payloadKey)
@@ -102,7 +104,9 @@ public final class AgeDecryptingSource: ByteSource {
         var opened: Int?
         if final {
             guard chunkIndex == 0 || count > ChaChaPoly.tagSize else {
-                throw AgeError(.badChunk, "\(name): \(where_) is an empty final chunk, which only an empty file may have: the file is damaged")
+                throw AgeError(.badChunk, count == ChaChaPoly.tagSize
+                    ? "\(name): \(where_) is an empty final chunk, which only an empty file may have: the file is damaged"
+                    : "\(name): \(where_) is \(count) bytes, shorter than a chunk's tag: the file was cut short or damaged")
             }
             opened = try cipher.open(nonce: nonce(final: true), chunk, into: plain)
         } else {

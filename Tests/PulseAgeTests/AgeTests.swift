@@ -448,6 +448,20 @@ import Testing
         #expect(try AgeFormat.checkStructure(of: AgeBytesSource(plain), name: "p.age").recordedPayloadLength == nil)
     }
 
+    @Test("with the key, a file cut inside its nonce or a byte into a chunk says so, not 'after the header' or 'an empty chunk'")
+    func cutsSayWhereTheFileEnds() throws {
+        let identity = try AgeX25519Identity.generate()
+        let file = try AgeTest.encrypt(AgeTest.pattern(100_000), recipients: [identity.recipient])
+        let header = Self.headerLength(file)
+        for (cut, words) in [(header + 8, "ends inside the payload's nonce (8 of its 16 bytes)"), (header, "ends after the age header, before the payload's nonce"),
+                             (header + 16 + 65_552 + 1, "chunk 1 at offset"), (header + 16 + 65_552 + 16, "is an empty final chunk")] {
+            let result = AgeTest.decrypt(Array(file.prefix(cut)), keys: AgeKeys(identities: [identity]))
+            #expect(result.error?.message.contains(words) == true, "cut at \(cut - header) after the header: \(String(describing: result.error))")
+        }
+        let fragment = AgeTest.decrypt(Array(file.prefix(header + 16 + 65_552 + 1)), keys: AgeKeys(identities: [identity]))
+        #expect(fragment.error?.message.contains("is 1 bytes, shorter than a chunk's tag") == true, "\(String(describing: fragment.error))")
+    }
+
     @Test("a length record not in the writer's form is refused by the key-less check, and counts as none in a summary")
     func aDamagedLengthRecord() throws {
         let identity = try AgeX25519Identity.generate()
