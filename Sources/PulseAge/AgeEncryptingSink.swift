@@ -51,14 +51,14 @@ public final class AgeEncryptingSink: RewritableSink {
     /// The payload's bytes so far: the nonce, then every sealed chunk with its tag.
     private var payloadBytes: Int64 = 16
 
-    /// Encrypts to X25519 recipients (one stanza each).
-    /// - Throws: `.recipientSyntax` when `recipients` is empty or one is a low-order point;
-    ///   `.crypto`; errors of `output`.
     public var handleOwners: [HandleOwner] { [cipher.owner] + output.handleOwners }
 
+    /// Encrypts to X25519 recipients (one stanza each).
     /// - Parameter plaintextLength: the bytes that will be written, when known before the first
     ///   (recorded at the start; `finish` refuses another count). Without it the length is
     ///   recorded only over a rewritable output.
+    /// - Throws: `.recipientSyntax` when `recipients` is empty or one is a low-order point;
+    ///   `.crypto`; errors of `output`.
     public convenience init(output: ByteSink, recipients: [AgeX25519Recipient], plaintextLength: Int64? = nil) throws {
         guard !recipients.isEmpty else { throw AgeError(.recipientSyntax, "no recipient to encrypt to") }
         try AgeFormat.checkRecipientCount(recipients.count)

@@ -132,6 +132,9 @@ struct PruneCommand: Subcommand {
         for file in outcome.ignored { rows.append(["ignored", shown(file), "not a backup (only a regular file named by the scheme is one)"]) }
         var text = rows.isEmpty ? "  (no entries)" : Formatting.columns(["action", "file", "why"], rows, numeric: [])
         text += "\n\(outcome.kept.count) kept, \(outcome.removed.count) \(outcome.dryRun ? "to remove" : "removed"), \(outcome.ignored.count) ignored"
+        if !outcome.abandoned.isEmpty {
+            text += ", \(outcome.abandoned.count) partial file\(outcome.abandoned.count == 1 ? "" : "s") of killed exports \(outcome.dryRun ? "to remove" : "removed")"
+        }
         if !outcome.skipped.isEmpty { text += ", \(outcome.skipped.count) skipped" }
         if !outcome.failed.isEmpty { text += ", \(outcome.failed.count) failed" }
         if outcome.dryRun { text += " (dry run: nothing was removed)" }
