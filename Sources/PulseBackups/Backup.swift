@@ -57,10 +57,21 @@ public struct Backup: Sendable, Equatable {
         return Backup(name: name, madeAt: held(name.instant(in: zone) * 1000), madeAtSource: .name)
     }
 
-    /// True when `self` was made after `other`; backups of the same instant go by their names
-    /// (the higher `-n` of one minute was written later).
+    /// True when `self` was made after `other`: by the instants; but two backups of one
+    /// minute's name whose instants are less than `coarsestFileTime` apart go by their names'
+    /// `-n` (export gives the next one of the minute to the backup it writes next). A FAT stick
+    /// keeps file times floored to 2 s: an `.age` made half a second after a `.json.gz` (dated
+    /// by its gzip header's exact second) showed an earlier time, and prune removed the newer.
+    /// Names of different minutes (another zone, a journey) never overrule the instants.
     public func isNewer(than other: Backup) -> Bool {
+        let a = name, b = other.name
+        let sameMinute = (a.year, a.month, a.day, a.hour, a.minute) == (b.year, b.month, b.day, b.hour, b.minute)
+        let (gap, overflow) = madeAt.subtractingReportingOverflow(other.madeAt)
+        if sameMinute, a.sequence != b.sequence, !overflow, gap.magnitude < UInt64(Self.coarsestFileTime) { return a.isNewer(than: b) }
         if madeAt != other.madeAt { return madeAt > other.madeAt }
-        return name.isNewer(than: other.name)
+        return a.isNewer(than: b)
     }
+
+    /// The coarsest file times of the file systems backups go to, in milliseconds: FAT's 2 s.
+    static let coarsestFileTime: Int64 = 2_000
 }

@@ -46,7 +46,19 @@ public enum Prune {
         // export here left. Reported, and the dry run says the same.
         let abandoned = AtomicFile.removeAbandonedPartials(in: directory, targets: { BackupName($0) != nil }, dryRun: dryRun).sorted()
         let listing = try BackupDirectory(directory, zone: zone)
-        let plan = policy.plan(listing.archives)
+        // A commit's placeholder at a backup's name (`NoReplaceMove`, where the file system has
+        // no hard links: a FAT stick) is no backup: an export committing now (ignored), or one
+        // a kill left (with its partial file, abandoned; in a dry run still there).
+        let partialFiles = listing.ignored.filter(AtomicFile.isPartialFile)
+        var livePlaceholders: [String] = []
+        let archives = listing.archives.filter { backup in
+            let fileName = backup.name.fileName
+            if abandoned.contains(fileName) { return false }
+            guard partialFiles.contains(where: { NoReplaceMove.isPlaceholder(join(directory, fileName), for: $0) }) else { return true }
+            livePlaceholders.append(fileName)
+            return false
+        }
+        let plan = policy.plan(archives)
         var newestCheck: NewestArchiveCheck.Depth?
         var newestMisnamed: String?
         if let newest = plan.newest {
@@ -82,7 +94,8 @@ public enum Prune {
             }
         }
         return Outcome(kept: plan.kept, removed: removed, skipped: skipped, failed: failed,
-                       ignored: listing.ignored.filter { !abandoned.contains($0) }, abandoned: abandoned, dryRun: dryRun,
+                       ignored: (listing.ignored.filter { !abandoned.contains($0) } + livePlaceholders).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) },
+                       abandoned: abandoned, dryRun: dryRun,
                        newestCheck: newestCheck, newestMisnamed: newestMisnamed)
     }
 

@@ -120,7 +120,7 @@ package final class AtomicDirectory {
     }
 
     /// Removes the staging directories a killed run left in `parent`, whatever folder each was
-    /// for (`.<name>.staging-<pid>-XXXXXX`, 0700, ours, its pid no local process and its
+    /// for (`.<name>.staging-<pid>-XXXXXX`, ours, its pid no local process and its
     /// `LiveEntry` lock free): what they hold may be an encrypted archive's rows in clear, so
     /// the next run beside them removes them, not only the next run for the same name.
     private static func removeAbandonedStaging(in parent: String) {
@@ -132,7 +132,8 @@ package final class AtomicDirectory {
                   kill(pid, 0) != 0, errno == ESRCH else { continue }
             var info = stat()
             let path = "\(parent)/\(entry)"
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_mode & 0o777 == 0o700,
+            // No mode check: FAT and exFAT keep no modes (a stick shows 0755 or 0777 for all).
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
                   info.st_uid == getuid(), !LiveEntry.isHeld(path) else { continue }
             try? FileManager.default.removeItem(atPath: path)
         }

@@ -109,7 +109,8 @@ public final class AtomicFile {
     ///   - targets: which partial files to consider, by the name of the file each was to
     ///     become (`prune` takes only those of backups); all by default.
     ///   - dryRun: find them, remove nothing.
-    /// - Returns: the partial files' names, removed (or, in a dry run, to be removed).
+    /// - Returns: the names removed (or, in a dry run, to be removed): the placeholders, then
+    ///   the partial files.
     @discardableResult
     package static func removeAbandonedPartials(in directory: String, targets: (String) -> Bool = { _ in true }, dryRun: Bool = false) -> [String] {
         let entries = Self.entries(of: directory)
@@ -119,13 +120,18 @@ public final class AtomicFile {
                   targets(String(entryName[entryName.index(after: entryName.startIndex)..<marker.lowerBound])) else { return false }
             return kill(pid, 0) != 0 && errno == ESRCH && !LiveEntry.isHeld("\(directory)/\(entryName)")
         }
-        guard !abandoned.isEmpty, !dryRun else { return abandoned }
-        for entryName in entries {
-            let path = "\(directory)/\(entryName)"
-            if abandoned.contains(where: { NoReplaceMove.isPlaceholder(path, for: $0) }) { _ = unlink(path) }
-        }
+        guard !abandoned.isEmpty else { return [] }
+        let placeholders = entries.filter { entryName in abandoned.contains { NoReplaceMove.isPlaceholder("\(directory)/\(entryName)", for: $0) } }
+        guard !dryRun else { return placeholders + abandoned }
+        for entryName in placeholders { _ = unlink("\(directory)/\(entryName)") }
         for entryName in abandoned { _ = unlink("\(directory)/\(entryName)") }
-        return abandoned
+        return placeholders + abandoned
+    }
+
+    /// Whether `entryName` is one of this tool's partial files (`.<name>.partial-pulse-archive-<pid>`).
+    package static func isPartialFile(_ entryName: String) -> Bool {
+        guard entryName.hasPrefix("."), let marker = entryName.range(of: partialMarker, options: .backwards) else { return false }
+        return Int32(entryName[marker.upperBound...]).map { $0 > 0 } ?? false
     }
 
     /// Between the target's name and the writer's pid in a partial file's name: says whose

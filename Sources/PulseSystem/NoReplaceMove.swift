@@ -121,13 +121,24 @@ package enum NoReplaceMove {
             if -fd == EEXIST { return .targetExists }
             throw failed(target, -fd)
         }
+        // The file made here, known by its device and inode: a write that fails (a full stick)
+        // leaves it empty or cut, no longer the placeholder's line, and it must go all the same.
+        var made = stat()
+        let identified = fstat(fd, &made) == 0
         // Flushed, so that after a power loss the name holds the line, never an empty file
         // nobody can tell from a backup cut short.
-        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == text.count && fsync(fd) == 0
-        let failure = errno
+        let written = !TestRefusal.refuses(.placeholderWrite)
+            && text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == text.count && fsync(fd) == 0
+        let failure = TestRefusal.refuses(.placeholderWrite) ? ENOSPC : errno
         _ = close(fd)
         guard written else {
-            removePlaceholder(target, for: source)
+            var now = stat()
+            if identified, lstat(target, &now) == 0, now.st_dev == made.st_dev, now.st_ino == made.st_ino, now.st_size <= off_t(text.count) {
+                _ = unlink(target)
+                InterruptCleanup.unregister(target)
+            } else {
+                removePlaceholder(target, for: source)
+            }
             throw failed(target, failure)
         }
         TestPausePoint.reached("commit.placeholder")

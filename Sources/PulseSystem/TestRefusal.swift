@@ -11,8 +11,9 @@ import Darwin
 /// Inert unless the environment variable `PULSE_ARCHIVE_TEST_REFUSE` is set when the process
 /// starts (read once, by the CLI's first step): a comma-separated list of `link` (hard links: `link(2)` fails with EPERM,
 /// as on vfat and exFAT) and `rename-noreplace` (the no-replace rename fails with EINVAL, as
-/// on a FUSE file system without it), and `thread` (the second deflate thread cannot be
-/// started, as under an address-space limit). An unknown name ends the process with status 70 and a
+/// on a FUSE file system without it), `thread` (the second deflate thread cannot be
+/// started, as under an address-space limit), and `placeholder-write` (writing a commit's
+/// placeholder line fails with ENOSPC, as on a full stick). An unknown name ends the process with status 70 and a
 /// line on standard error, so that a misspelt test never tests the path it did not mean to.
 package enum TestRefusal {
     /// The variable's name.
@@ -24,6 +25,8 @@ package enum TestRefusal {
         /// The second thread of a group (a name ending " 2": `pulse-archive deflate 2`) cannot
         /// be started, as under `ulimit -v` with many threads.
         case thread
+        /// Writing a commit's placeholder line fails with ENOSPC, as on a full stick.
+        case placeholderWrite = "placeholder-write"
     }
 
     private static let refused: Set<Primitive> = {

@@ -124,6 +124,42 @@ struct CommitFallbackTests {
         #expect(Self.leftovers(out).isEmpty, "\(Self.leftovers(out))")
     }
 
+    @Test("a placeholder whose line cannot be written (a full stick) is removed with the partial file: the export fails, and no empty file keeps a backup's name")
+    func placeholderWriteFails() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("store"), out = dir.file("out")
+        try Self.demo(store, seed: 6)
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let result = try CLI.run(["export", "--store", store, "-o", out], environment: Self.environment("link,rename-noreplace,placeholder-write"))
+        #expect(result.exitCode == 1 && result.stderr.contains("No space left on device"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [], "left \((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [])")
+    }
+
+    @Test("prune takes a commit's placeholder for no backup: a live export's is ignored (not 'does not read'), a killed one's goes with its partial file under abandoned, the dry run saying the same")
+    func pruneAndPlaceholders() throws {
+        let dir = TemporaryDirectory()
+        let env = Self.environment("link,rename-noreplace")
+        let store = dir.file("store"), out = dir.file("out")
+        try Self.demo(store, seed: 5)
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let older = try CLI.run(["export", "--store", store, "-o", out + "/pulseloop-backup-2026-03-14-0300.json.gz", "-q"], environment: env)
+        #expect(older.exitCode == 0, "\(older.stderr)")
+        let name = "pulseloop-backup-2026-03-15-0300.json.gz"
+        // Paused between the placeholder and the rename: an export committing now.
+        try SecretsAndSignalsTests.whilePaused(["export", "--store", store, "-o", out + "/" + name], at: "commit.placeholder:1", environment: env) { _ in
+            let live = try CLI.run(["prune", out, "--keep-last", "1", "--json"])
+            #expect(live.exitCode == 0 && (live.json["ignored"] as? [String] ?? []).contains(name)
+                    && (live.json["kept"] as? [[String: Any]])?.first?["file"] as? String == "pulseloop-backup-2026-03-14-0300.json.gz", "\(live.stdout)\(live.stderr)")
+        }
+        // whilePaused killed it there: a placeholder and the complete partial file of a dead writer.
+        let partial = try #require(try FileManager.default.contentsOfDirectory(atPath: out).first { $0.contains(".partial-pulse-archive-") })
+        let dry = try CLI.run(["prune", out, "--keep-last", "1", "--dry-run", "--json"])
+        #expect(dry.exitCode == 0 && (dry.json["abandoned"] as? [String]) == [partial, name].sorted(), "\(dry.stdout)\(dry.stderr)")
+        let real = try CLI.run(["prune", out, "--keep-last", "1", "--json"])
+        #expect(real.exitCode == 0 && (real.json["abandoned"] as? [String]) == [partial, name].sorted(), "\(real.stdout)\(real.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["pulseloop-backup-2026-03-14-0300.json.gz"])
+    }
+
     @Test("killed between the placeholder and the rename: the name holds a placeholder, never part of an archive, and the next commit in the folder removes it; interrupted there, the complete archive or nothing")
     func placeholderKilled() throws {
         let dir = TemporaryDirectory()

@@ -70,13 +70,14 @@ struct LiveEntryTests {
         #expect(!FileManager.default.fileExists(atPath: entry))
     }
 
-    @Test("a tables staging folder a killed run left is removed by the next tables beside it whatever folder it writes; one that is locked is left")
+    @Test("a tables staging folder a killed run left (0755, as on a FAT stick) is removed by the next tables beside it whatever folder it writes; one that is locked is left")
     func stagingFolders() throws {
         let dir = TemporaryDirectory()
         let dead = try SecretsAndSignalsTests.deadProcessID()
         let abandoned = dir.file(".first.staging-\(dead)-Ab12Cd"), locked = dir.file(".second.staging-\(dead)-Ef34Gh")
+        // 0755, as a FAT or exFAT stick shows every folder (they keep no modes).
         for path in [abandoned, locked] {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
             dir.write(String(path.dropFirst(dir.path.count + 1)) + "/rows.csv", "decrypted rows")
         }
         let lock = try HeldLock(locked)

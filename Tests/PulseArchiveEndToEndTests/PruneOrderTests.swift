@@ -249,6 +249,26 @@ import PulseSystem
         #expect(try f.left() == [sealed])
     }
 
+    @Test("within FAT's 2-second step the names decide: a -2 .age made after a .json.gz but dated before it by its floored file time is the newer; further apart the times decide")
+    func coarseFileTimes() throws {
+        let gzip = try #require(BackupName("pulseloop-backup-2026-12-03-1503.json.gz"))
+        let sealed = try #require(BackupName("pulseloop-backup-2026-12-03-1503-2.json.gz.age"))
+        let plain = try #require(BackupName("pulseloop-backup-2026-12-03-1503-2.json"))
+        let second = try #require(ArchiveDate.parse("2026-12-03T15:03:31.000Z"))
+        // The review's stick: the gzip header says :31 exactly, FAT floored the .age's :31.4 to :30.
+        let first = Backup(name: gzip, madeAt: second, madeAtSource: .gzipHeader)
+        let next = Backup(name: sealed, madeAt: second - 1_000, madeAtSource: .fileTime)
+        #expect(next.isNewer(than: first) && !first.isNewer(than: next))
+        // Two seconds apart, the times decide whatever the names say.
+        let muchLater = Backup(name: gzip, madeAt: second + 2_000, madeAtSource: .gzipHeader)
+        #expect(muchLater.isNewer(than: next) && !next.isNewer(than: muchLater))
+        // One minute and suffix for two forms (exports run at once): the time decides.
+        let plainLater = Backup(name: plain, madeAt: second - 500, madeAtSource: .fileTime)
+        #expect(plainLater.isNewer(than: next) && !next.isNewer(than: plainLater))
+        let plan = RetentionPolicy(last: 1).plan([first, next])
+        #expect(plan.newest?.fileName == sealed.fileName)
+    }
+
     @Test("which time dates a backup: the gzip header's, else the file's, each only within the name's minute in some zone; else the name in TZ")
     func datingRules() throws {
         let name = try #require(BackupName("pulseloop-backup-2026-03-15-1200.json.gz"))
