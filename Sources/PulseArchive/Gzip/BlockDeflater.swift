@@ -93,7 +93,10 @@ final class BlockDeflater {
             stream.pointee.avail_in = uInt(job.inputCount)
             // deflateBound covers a finished stream; a sync flush adds an empty stored block.
             let bound = Int(deflateBound(stream, uLong(job.inputCount))) + 16
-            if output.count < bound { output.append(contentsOf: repeatElement(0, count: bound - output.count)) }
+            // An array, not `repeatElement`: the stdlib fills it at once, where appending a
+            // repeated element went element by element through unspecialised generic code in
+            // debug builds (under the thread sanitizer, minutes for one test).
+            if output.count < bound { output.append(contentsOf: [UInt8](repeating: 0, count: bound - output.count)) }
             var produced = 0
             let flush = job.isLast ? Z_FINISH : Z_SYNC_FLUSH
             while true {
