@@ -22,6 +22,15 @@ struct CommitFallbackTests {
         try #require(result.exitCode == 0, "demo: \(result.stderr)")
     }
 
+    /// A test directory with a demo store (`store`) and an empty folder to write into (`out`).
+    static func storeAndFolder(seed: Int) throws -> (dir: TemporaryDirectory, store: String, out: String) {
+        let dir = TemporaryDirectory()
+        let store = dir.file("store"), out = dir.file("out")
+        try demo(store, seed: seed)
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        return (dir, store, out)
+    }
+
     /// The document files of a store's tree, relative to it.
     static func documents(_ store: String) -> Set<String> {
         let paths = FileManager.default.enumerator(atPath: store)?.compactMap { $0 as? String } ?? []
@@ -126,10 +135,8 @@ struct CommitFallbackTests {
 
     @Test("a placeholder whose line cannot be written (a full stick) is removed with the partial file: the export fails, and no empty file keeps a backup's name")
     func placeholderWriteFails() throws {
-        let dir = TemporaryDirectory()
-        let store = dir.file("store"), out = dir.file("out")
-        try Self.demo(store, seed: 6)
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let folder = try Self.storeAndFolder(seed: 6)
+        let (store, out) = (folder.store, folder.out)
         let result = try CLI.run(["export", "--store", store, "-o", out], environment: Self.environment("link,rename-noreplace,placeholder-write"))
         #expect(result.exitCode == 1 && result.stderr.contains("No space left on device"), "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [], "left \((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [])")
@@ -137,11 +144,9 @@ struct CommitFallbackTests {
 
     @Test("prune takes a commit's placeholder for no backup: a live export's is ignored (not 'does not read'), a killed one's goes with its partial file under abandoned, the dry run saying the same")
     func pruneAndPlaceholders() throws {
-        let dir = TemporaryDirectory()
         let env = Self.environment("link,rename-noreplace")
-        let store = dir.file("store"), out = dir.file("out")
-        try Self.demo(store, seed: 5)
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let folder = try Self.storeAndFolder(seed: 5)
+        let (store, out) = (folder.store, folder.out)
         let older = try CLI.run(["export", "--store", store, "-o", out + "/pulseloop-backup-2026-03-14-0300.json.gz", "-q"], environment: env)
         #expect(older.exitCode == 0, "\(older.stderr)")
         let name = "pulseloop-backup-2026-03-15-0300.json.gz"
@@ -162,11 +167,9 @@ struct CommitFallbackTests {
 
     @Test("killed between the placeholder and the rename: the name holds a placeholder, never part of an archive, and the next commit in the folder removes it; interrupted there, the complete archive or nothing")
     func placeholderKilled() throws {
-        let dir = TemporaryDirectory()
         let env = Self.environment("link,rename-noreplace")
-        let store = dir.file("store"), out = dir.file("out")
-        try Self.demo(store, seed: 4)
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let folder = try Self.storeAndFolder(seed: 4)
+        let (store, out) = (folder.store, folder.out)
 
         try KillPoints.expectStopped(["export", "--store", store, "-o", out + "/a.json.gz"], at: "commit.placeholder:1", with: SIGKILL, environment: env)
         let text = String(decoding: FileBytes.read(out + "/a.json.gz"), as: UTF8.self)
