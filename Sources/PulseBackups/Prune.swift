@@ -16,8 +16,9 @@ public enum Prune {
         public let failed: [(file: String, reason: String)]
         /// Entries that are not candidates, sorted.
         public let ignored: [String]
-        /// Partial files that exports killed while writing a backup left (their writer gone),
-        /// removed, or with `dryRun` to be removed.
+        /// What exports killed while writing a backup left (their writer gone): partial files,
+        /// and the placeholders of commits at backups' names; removed, or with `dryRun` to be
+        /// removed. Sorted.
         public let abandoned: [String]
         public let dryRun: Bool
         /// How far the newest archive was checked before anything was removed (nil: no archive).
@@ -41,9 +42,8 @@ public enum Prune {
         precondition(!policy.isEmpty, "a prune policy needs at least one rule that keeps archives")
         // What killed exports left here (a partial file, a commit's placeholder at a backup's
         // name) is no backup: removed first, as the next export here would, so that it is
-        // neither listed nor taken for the newest.
-        // Only those of backups' names: `.notes.partial-pulse-archive-1` is not what an
-        // export here left. Reported, and the dry run says the same.
+        // neither listed nor taken for the newest; reported, and the dry run says the same.
+        // Only those of backups' names: `.notes.partial-pulse-archive-1` is not an export's.
         let abandoned = AtomicFile.removeAbandonedPartials(in: directory, targets: { BackupName($0) != nil }, dryRun: dryRun).sorted()
         let listing = try BackupDirectory(directory, zone: zone)
         // A commit's placeholder at a backup's name (`NoReplaceMove`, where the file system has

@@ -15,16 +15,16 @@ public final class AtomicFile {
     private let announced: Bool
     private var committed = false
 
+    /// Says to the sweeps of other processes that the partial file is being written
+    /// (`LiveEntry`), until the commit or the end.
+    private var liveLock: Int32?
+
     /// - Parameter replacesExisting: allow replacing an existing target (a document of the
     ///   store's own tree); archives and charts never do, since the path is the user's.
     /// - Parameter announced: an interruption after the commit says the file was written in
     ///   full; false for a scratch file that is not the command's result (`export -o -`'s copy).
     /// - Throws: `SystemError.alreadyExists` when the target exists and may not be replaced;
     ///   `.io` when the directory is not writable.
-    /// Says to the sweeps of other processes that the partial file is being written
-    /// (`LiveEntry`), until the commit or the end.
-    private var liveLock: Int32?
-
     public init(targetPath: String, replacesExisting: Bool = false, announced: Bool = true) throws {
         self.targetPath = targetPath
         self.replacesExisting = replacesExisting
@@ -115,9 +115,7 @@ public final class AtomicFile {
     package static func removeAbandonedPartials(in directory: String, targets: (String) -> Bool = { _ in true }, dryRun: Bool = false) -> [String] {
         let entries = Self.entries(of: directory)
         let abandoned = entries.filter { entryName in
-            guard entryName.hasPrefix("."), let marker = entryName.range(of: partialMarker, options: .backwards),
-                  let pid = Int32(entryName[marker.upperBound...]), pid > 0,
-                  targets(String(entryName[entryName.index(after: entryName.startIndex)..<marker.lowerBound])) else { return false }
+            guard let (target, pid) = partialFile(entryName), targets(target) else { return false }
             return kill(pid, 0) != 0 && errno == ESRCH && !LiveEntry.isHeld("\(directory)/\(entryName)")
         }
         guard !abandoned.isEmpty else { return [] }
@@ -130,8 +128,14 @@ public final class AtomicFile {
 
     /// Whether `entryName` is one of this tool's partial files (`.<name>.partial-pulse-archive-<pid>`).
     package static func isPartialFile(_ entryName: String) -> Bool {
-        guard entryName.hasPrefix("."), let marker = entryName.range(of: partialMarker, options: .backwards) else { return false }
-        return Int32(entryName[marker.upperBound...]).map { $0 > 0 } ?? false
+        partialFile(entryName) != nil
+    }
+
+    /// The name a partial file was to take, and its writer's pid; nil for any other name.
+    private static func partialFile(_ entryName: String) -> (target: String, pid: Int32)? {
+        guard entryName.hasPrefix("."), let marker = entryName.range(of: partialMarker, options: .backwards),
+              let pid = Int32(entryName[marker.upperBound...]), pid > 0 else { return nil }
+        return (String(entryName[entryName.index(after: entryName.startIndex)..<marker.lowerBound]), pid)
     }
 
     /// Between the target's name and the writer's pid in a partial file's name: says whose
