@@ -183,7 +183,7 @@ enum AgeUnwrap {
 
     static func noMatch(_ stanzas: [AgeStanza], keys: AgeKeys, name: String) -> AgeError {
         // The payload's length is no recipient.
-        let stanzas = stanzas.filter { $0.type != AgePayloadLength.stanzaType }
+        let stanzas = AgePayloadLength.recipientStanzas(stanzas)
         var counts: [(String, Int)] = []
         for stanza in stanzas {
             if let i = counts.firstIndex(where: { $0.0 == stanza.type }) { counts[i].1 += 1 } else { counts.append((stanza.type, 1)) }

@@ -111,8 +111,11 @@ public struct AgeHeaderSummary: Sendable, Equatable {
     /// A record not in the writer's form counts as none here (every age reader skips it);
     /// `AgeFormat.checkStructure`, which relies on it, refuses it.
     init(_ header: AgeHeader, armored: Bool) {
-        self.init(stanzaTypes: header.stanzas.map(\.type).filter { $0 != AgePayloadLength.stanzaType }, armored: armored,
-                  recordedPayloadLength: (try? AgePayloadLength.recorded(in: header.stanzas)) ?? nil)
+        self.init(header, armored: armored, recorded: (try? AgePayloadLength.recorded(in: header.stanzas)) ?? nil)
+    }
+
+    init(_ header: AgeHeader, armored: Bool, recorded: Int64?) {
+        self.init(stanzaTypes: AgePayloadLength.recipientStanzas(header.stanzas).map(\.type), armored: armored, recordedPayloadLength: recorded)
     }
 }
 
@@ -145,6 +148,11 @@ public enum AgePayloadLength {
         let (withTags, overflowSum) = plaintext.addingReportingOverflow(tags)
         let (total, overflowNonce) = withTags.addingReportingOverflow(16)
         return overflowTags || overflowSum || overflowNonce ? nil : total
+    }
+
+    /// The stanzas but the length record: the recipients' (what "no identity matches" counts).
+    static func recipientStanzas(_ stanzas: [AgeStanza]) -> [AgeStanza] {
+        stanzas.filter { $0.type != stanzaType }
     }
 
     /// The length the stanzas record, nil when none does.
@@ -224,15 +232,15 @@ public enum AgeFormat {
             payload += Int64(count)
         }
         if let problem = payloadProblem(length: payload) { throw AgeError(.truncated, "\(name): \(problem)") }
-        do throws(AgeError) { _ = try AgePayloadLength.recorded(in: header.stanzas) } catch {
+        let recorded: Int64?
+        do throws(AgeError) { recorded = try AgePayloadLength.recorded(in: header.stanzas) } catch {
             throw AgeError(error.kind, "\(name): \(error.message)")
         }
-        let summary = AgeHeaderSummary(header, armored: armored)
-        if let recorded = summary.recordedPayloadLength, recorded != payload {
+        if let recorded, recorded != payload {
             throw AgeError(.truncated, "\(name): the payload is \(payload) bytes where its header records \(recorded): "
                 + (payload < recorded ? "it was cut short" : "bytes were added after its end") + " (or the record was altered)")
         }
-        return summary
+        return AgeHeaderSummary(header, armored: armored, recorded: recorded)
     }
 
     /// Why a payload (nonce and chunks) of `length` bytes cannot be complete, or nil.

@@ -128,13 +128,12 @@ package final class AtomicDirectory {
         for entry in entries where entry.hasPrefix(".") {
             guard let marker = entry.range(of: ".staging-", options: .backwards), marker.lowerBound > entry.index(after: entry.startIndex) else { continue }
             let rest = entry[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
-            guard rest.count == 2, rest[1].count == 6, let pid = pid_t(rest[0]), pid > 0, pid != getpid(),
-                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard rest.count == 2, rest[1].count == 6, let pid = pid_t(rest[0]), pid > 0 else { continue }
             var info = stat()
             let path = "\(parent)/\(entry)"
             // No mode check: FAT and exFAT keep no modes (a stick shows 0755 or 0777 for all).
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
-                  info.st_uid == getuid(), !LiveEntry.isHeld(path) else { continue }
+                  info.st_uid == getuid(), LiveEntry.isAbandoned(path, writer: pid) else { continue }
             try? FileManager.default.removeItem(atPath: path)
         }
     }

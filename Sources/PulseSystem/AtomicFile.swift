@@ -116,7 +116,7 @@ public final class AtomicFile {
         let entries = Self.entries(of: directory)
         let abandoned = entries.filter { entryName in
             guard let (target, pid) = partialFile(entryName), targets(target) else { return false }
-            return kill(pid, 0) != 0 && errno == ESRCH && !LiveEntry.isHeld("\(directory)/\(entryName)")
+            return LiveEntry.isAbandoned("\(directory)/\(entryName)", writer: pid)
         }
         guard !abandoned.isEmpty else { return [] }
         let placeholders = entries.filter { entryName in abandoned.contains { NoReplaceMove.isPlaceholder("\(directory)/\(entryName)", for: $0) } }

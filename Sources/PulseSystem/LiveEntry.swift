@@ -30,6 +30,12 @@ package enum LiveEntry {
         if let descriptor { _ = close(descriptor) }
     }
 
+    /// Whether the writer of the entry at `path`, named with `pid`, is gone: no process of that
+    /// pid here, and no process anywhere holding the entry's lock. The one rule of every sweep.
+    package static func isAbandoned(_ path: String, writer pid: pid_t) -> Bool {
+        pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH && !isHeld(path)
+    }
+
     /// Whether a live process holds `path`'s lock now. An entry that cannot be opened, or a
     /// file system that refuses locks, reads as not held.
     package static func isHeld(_ path: String) -> Bool {

@@ -246,9 +246,9 @@ package enum PrivateFiles {
     package static func removeStaleTemporaries(in base: String) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
         for name in names where name.hasPrefix(temporaryPrefix + "-") {
-            guard let pid = processID(inTemporaryName: name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             var info = stat()
-            guard lstat(base + "/" + name, &info) == 0, info.st_uid == getuid(), !LiveEntry.isHeld(base + "/" + name) else { continue }
+            guard let pid = processID(inTemporaryName: name), lstat(base + "/" + name, &info) == 0, info.st_uid == getuid(),
+                  LiveEntry.isAbandoned(base + "/" + name, writer: pid) else { continue }
             try? FileManager.default.removeItem(atPath: base + "/" + name)
         }
     }
