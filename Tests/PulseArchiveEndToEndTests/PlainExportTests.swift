@@ -130,6 +130,35 @@ struct PlainExportTests {
         #expect(try StoreSnapshot(store: f.dir.file("fromSealed")).sameContent(as: try StoreSnapshot(store: f.dir.file("store"))))
     }
 
+    @Test("a store holding a UUID field the readers refuse is refused by every form of export: exit 1, named, no file, no snapshot")
+    func everyFormRefusesWhatTheReadersRefuse() throws {
+        let f = try Fixture(days: 2)
+        try Self.sh("sqlite3 store/pulse.sqlite \"UPDATE measurements SET id = 'not-a-uuid' WHERE rowid = (SELECT min(rowid) FROM measurements)\"", in: f.dir)
+        let key = try AgeX25519Identity.generate().recipient.bech32
+        try Self.sh("mkdir out", in: f.dir)
+        for arguments in ["-o out/", "-o out/g.json.gz", "--rsyncable -o out/r.json.gz", "--threads 1 -o out/t.json.gz",
+                          "--compression none -o out/p.json", "-o out/e.json.gz.age -r \(key)", "--compression none -o out/e.json.age -r \(key)",
+                          "-o - > /dev/null", "--compression none -o - > /dev/null", "-o - -r \(key) > /dev/null"] {
+            let result = try Self.sh("\"$PA\" export --store store \(arguments)", in: f.dir, expectingSuccess: false)
+            #expect(result.exitCode == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(#"measurements[0].id: cannot be exported: the store holds "not-a-uuid" where a UUID belongs"#), "\(arguments): \(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: f.dir.file("out")).isEmpty, "\(arguments)")
+        }
+        // The nightly restic job of backups.md fails and keeps no snapshot of it.
+        try Capability.require(Self.resticAvailable, "restic (Debian's package; .ci/run installs it)")
+        let bin = f.dir.file("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/pulse-archive", withDestinationPath: CLI.executable)
+        let environment = ["RESTIC_REPOSITORY": f.dir.file("repo"), "RESTIC_PASSWORD": "nightly", "PATH": bin + ":/usr/bin:/bin",
+                           "RESTIC_CACHE_DIR": f.dir.file("cache"), "STORE": "store"]
+        try Self.sh("restic init -q", in: f.dir, environment: environment)
+        f.dir.write("nightly.sh", try Self.resticJob())
+        let job = try Self.sh("/bin/bash nightly.sh", in: f.dir, environment: environment, expectingSuccess: false)
+        #expect(job.exitCode == 1 && job.stderr.contains("where a UUID belongs"), "\(job.stderr)")
+        let snapshots = try Self.sh("restic snapshots --json", in: f.dir, environment: environment).stdout
+        #expect((try JSONSerialization.jsonObject(with: Data(snapshots.utf8)) as? [Any])?.count == 0, "\(snapshots)")
+    }
+
     @Test("prune takes plain .json backups as candidates, dated by their file time, and reads a plain newest all the way")
     func prunePlainBackups() throws {
         let f = try Fixture(days: 2)

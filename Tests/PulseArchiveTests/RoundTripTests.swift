@@ -25,6 +25,27 @@ struct RoundTripTests {
         #expect(visitor.attachments == Dictionary(uniqueKeysWithValues: content.attachments))
     }
 
+    @Test("the writer refuses, by table, row and field, a UUID field the reader would refuse, and writes one of either case as given")
+    func uuidFieldsTheReaderRefuses() throws {
+        let encoding = RowEncoding(table: .measurements)
+        let id = ArchiveTable.measurements.fields.firstIndex { $0.name == "id" }!
+        for bad in ["not-a-uuid", "", "0A1B2C3D-4E5F-4A6B-8C7D-00000000000G", "0A1B2C3D-4E5F-4A6B-8C7D-0000000000000",
+                    "0A1B2C3Dx4E5F-4A6B-8C7D-000000000000", "0A1B2C3D-4E5F-4A6B-8C7D-00000000000é"] {
+            var row = RowFactory.full(.measurements, index: 0)
+            row[id] = .string(bad)
+            var out: [UInt8] = []
+            #expect(throws: ArchiveError.self, "\(bad.debugDescription)") { try encoding.append(row, index: 4, to: &out) }
+            do { try encoding.append(row, index: 4, to: &out) } catch {
+                #expect("\(error)".contains("measurements[4].id: cannot be exported: \(bad.debugDescription) is not a UUID"), "\(error)")
+            }
+        }
+        var row = RowFactory.full(.measurements, index: 0)
+        row[id] = .string("abcdef01-2345-6789-abcd-ef0123456789")
+        var out: [UInt8] = []
+        try encoding.append(row, index: 0, to: &out)
+        #expect(String(decoding: out, as: UTF8.self).contains(#""id":"abcdef01-2345-6789-abcd-ef0123456789""#))
+    }
+
     @Test("format 1 leaves out readinessDailies and keeps cycleDays")
     func formatOne() throws {
         let dir = TemporaryDirectory()

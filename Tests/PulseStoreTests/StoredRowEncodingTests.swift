@@ -65,6 +65,8 @@ struct StoredRowEncodingTests {
             "UPDATE batterySamples SET percent = -9223372036854775808 WHERE rowid = 2",
             "UPDATE batterySamples SET percent = 3.0 WHERE rowid = 3",
             "UPDATE userProfiles SET athleteMode = 1, onboardingCompleted = 0, usesBetaBlockers = NULL",
+            // The reader takes a UUID in either case; the export keeps the store's.
+            "UPDATE measurements SET id = 'abcdef01-2345-6789-abcd-ef0123456789' WHERE rowid = 9",
         ] {
             try database.execute(sql)
         }
@@ -80,7 +82,7 @@ struct StoredRowEncodingTests {
         for expected in [#""unit":"ü""#, #""unit":"\#u{10FFFF}""#, #""kindRaw":"a\"b\\c\/d\n\u0000\u001fé€😀""#, #""value":-0}"#,
                          #""percent":-9223372036854775808,"#, #""percent":9223372036854775807,"#, #""percent":3,"#, #""athleteMode":true"#,
                          #""value":42}"#, #""unit":"4.5""#, #""value":-9.223372036854776e+18}"#, #""sourceRaw":"123""#,
-                         #""timestamp":"0000-01-01T00:00:00.000Z""#, #""timestamp":"9999-12-31T23:59:59.999Z""#, #""value":5e-324"#] {
+                         #""id":"abcdef01-2345-6789-abcd-ef0123456789""#, #""timestamp":"0000-01-01T00:00:00.000Z""#, #""timestamp":"9999-12-31T23:59:59.999Z""#, #""value":5e-324"#] {
             #expect(text.contains(expected), "\(expected) is not in the export")
         }
     }
@@ -108,6 +110,17 @@ struct StoredRowEncodingTests {
             ("UPDATE measurements SET unit = CAST(X'C0AF' AS TEXT) WHERE rowid = 3", "not valid UTF-8 (byte 0xC0 at offset 0)"),
             ("UPDATE measurements SET unit = CAST(X'E282' AS TEXT) WHERE rowid = 3", "not valid UTF-8 (byte 0xE2 at offset 0)"),
             ("UPDATE measurements SET kindRaw = CAST(X'6162636465666768FF' AS TEXT) WHERE rowid = 3", "not valid UTF-8 (byte 0xFF at offset 8)"),
+            // Every reader refuses these as "not a UUID": an export that wrote them would be a
+            // backup nothing restores.
+            ("UPDATE measurements SET id = 'not-a-uuid' WHERE rowid = 3", #"the store holds "not-a-uuid" where a UUID belongs"#),
+            ("UPDATE measurements SET id = '' WHERE rowid = 3", #"the store holds "" where a UUID belongs"#),
+            ("UPDATE measurements SET id = id || ' ' WHERE rowid = 3", "where a UUID belongs"),
+            ("UPDATE measurements SET id = replace(id, '-', 'x') WHERE rowid = 3", "where a UUID belongs"),
+            ("UPDATE measurements SET id = '0000000G-0000-0000-0000-000000000000' WHERE rowid = 3", #""0000000G-0000-0000-0000-000000000000" where a UUID belongs"#),
+            ("UPDATE measurements SET id = '00000000-0000-0000-0000-00000000000é' WHERE rowid = 3", "where a UUID belongs"),
+            ("UPDATE measurements SET id = X'00' WHERE rowid = 3", "the store holds a blob where a UUID (text) belongs"),
+            ("UPDATE measurements SET id = 7 WHERE rowid = 3", #"the store holds "7" where a UUID belongs"#),  // TEXT affinity
+            ("UPDATE sleepStageBlocks SET sessionId = 'zzz' WHERE rowid = 1", #"the store holds "zzz" where a UUID belongs"#),
         ] {
             let dir = TemporaryDirectory()
             let store = dir.path + "/store"

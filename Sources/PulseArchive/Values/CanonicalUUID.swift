@@ -6,25 +6,31 @@ public enum CanonicalUUID {
         return bytes.withUnsafeMutableBufferPointer { canonical(UnsafeBufferPointer($0)) }
     }
 
+    /// Whether the bytes (no quotes) are a UUID, in either case: the reader's rule, which an
+    /// export asks of a store's value before writing it, so no file it writes is refused.
+    public static func isUUID(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard s.count == 36 else { return false }
+        for i in 0..<36 {
+            let c = s[i]
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                guard c == 0x2D else { return false }
+            } else if !((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)) {
+                return false
+            }
+        }
+        return true
+    }
+
     /// The upper-case canonical form of UUID bytes (no quotes), or nil if they are not one.
     public static func canonical(_ s: UnsafeBufferPointer<UInt8>) -> String? {
-        guard s.count == 36 else { return nil }
+        guard isUUID(s) else { return nil }
         return String(unsafeUninitializedCapacity: 36) { out in
             for i in 0..<36 {
                 let c = s[i]
-                if i == 8 || i == 13 || i == 18 || i == 23 {
-                    guard c == 0x2D else { return 0 }
-                    out[i] = c
-                } else if (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) {
-                    out[i] = c
-                } else if c >= 0x61 && c <= 0x66 {
-                    out[i] = c - 0x20
-                } else {
-                    return 0
-                }
+                out[i] = c >= 0x61 ? c - 0x20 : c
             }
             return 36
-        }.nilIfEmpty
+        }
     }
 }
 
@@ -39,8 +45,4 @@ extension CanonicalUUID {
         }
         return String(decoding: out, as: UTF8.self)
     }
-}
-
-extension String {
-    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
 }

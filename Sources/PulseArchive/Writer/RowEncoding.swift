@@ -45,7 +45,9 @@ public struct RowEncoding {
             case .int(let v): ArchiveNumber.appendInteger(v, to: &out)
             case .double(let v): try appendDouble(v, field, index, to: &out)
             case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
-            case .string(let v): try appendString(v, field, index, to: &out)
+            case .string(let v):
+                if types[field] == .uuid { try checkUUID(v, field, index) }
+                try appendString(v, field, index, to: &out)
             case .date(let v): try appendDate(v, field, index, to: &out)
             }
         }
@@ -122,6 +124,13 @@ public struct RowEncoding {
         out.append(JSONByte.quote)
         JSONText.appendEscaped(utf8, to: &out)
         out.append(JSONByte.quote)
+    }
+
+    /// A UUID field's value as the reader takes it (`CanonicalUUID.isUUID`), or refused.
+    private func checkUUID(_ text: String, _ field: Int, _ index: Int) throws {
+        var text = text
+        guard !text.withUTF8(CanonicalUUID.isUUID) else { return }
+        throw ArchiveError.unexportable(table, index, field, "\(ValueParsing.quoted(Array(text.utf8))) is not a UUID")
     }
 
     private func checkLength(_ utf8Count: Int, _ field: Int, _ index: Int) throws {

@@ -35,7 +35,14 @@ package enum StoredField {
                 throw Mismatch("the store holds the integer \(value), which no double holds exactly")
             }
             return .real(exact)
-        case (.string, .text), (.uuid, .text): return .text(row.text(field: field))
+        case (.string, .text): return .text(row.text(field: field))
+        case (.uuid, .text):
+            // Kept as stored (either case reads back the same); anything else the reader refuses.
+            let bytes = row.text(field: field)
+            guard CanonicalUUID.isUUID(bytes) else {
+                throw Mismatch("the store holds \(ValueParsing.quoted(Array(bytes))) where a UUID belongs (was the store edited by another program?)")
+            }
+            return .text(bytes)
         default:
             throw Mismatch("the store holds \(kind.described) where \(type.described) belongs (was the store edited by another program?)")
         }
