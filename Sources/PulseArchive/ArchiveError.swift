@@ -75,7 +75,12 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
     func located(at location: String, table: String?) -> ArchiveError {
         guard self.table == nil else { return self }
         // A damaged or cut gzip stream keeps its own words first, its place after them.
-        if kind == .damagedCompression { return ArchiveError(kind, "\(message) (in \(location))", table: table, limit: limit) }
+        if kind == .damagedCompression {
+            // A place is a name (`measurements[3]`, `settings`) or already a phrase (`in "counts"`,
+            // `after "settings"`, `at the top level`).
+            let isPhrase = ["in ", "after ", "at "].contains { location.hasPrefix($0) }
+            return ArchiveError(kind, "\(message) (\(isPhrase ? "" : "in ")\(location))", table: table, limit: limit)
+        }
         guard [.notAnArchive, .limitExceeded, .invalidValue].contains(kind) else { return self }
         let isWrapped = message.hasPrefix(Self.notAnArchivePrefix)
         let detail = isWrapped ? message.dropFirst(Self.notAnArchivePrefix.count) : message[...]

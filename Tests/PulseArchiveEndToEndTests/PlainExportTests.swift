@@ -96,6 +96,10 @@ struct PlainExportTests {
             ("--compression zip -o x.json.gz", "must be gzip or none"),
             ("--compression none --rsyncable -o x.json", "--rsyncable shapes the gzip stream"),
             ("--compression none --threads 2 -o x.json", "--threads shapes the gzip stream"),
+            // FAT, exFAT and Windows drop trailing dots: the name would not be the one checked.
+            ("-o x.json.gz.", "'-o x.json.gz.' ends in a dot, which FAT and exFAT (USB sticks) and Windows drop from a name: name it x.json.gz"),
+            ("--compression none -o x.json..", "ends in a dot, which FAT and exFAT (USB sticks) and Windows drop from a name: name it x.json"),
+            ("-o sub/x.json.gz.age. -r \(key)", "name it sub/x.json.gz.age"),
         ]
         for (arguments, message) in refused {
             // A store that does not exist: the name is refused before the store is looked at.

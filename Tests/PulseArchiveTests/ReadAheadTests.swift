@@ -50,4 +50,27 @@ struct ReadAheadTests {
         // returned, so the count is final here (no waiting to see whether it moves).
         #expect(source.readCount <= 5, "the thread read \(source.readCount) chunks ahead of a reader that took one")
     }
+
+    @Test("a gzip stream cut anywhere in the envelope names the place in words: (at the top level), (after \"key\"), (in \"key\"), (in a row)")
+    func cutStreamPlaces() throws {
+        let text = Array(#"{"formatVersion":2,"appVersion":"x","counts":{"measurements":1},"measurements":[{"id":"0A1B2C3D-4E5F-4A6B-8C7D-000000000001"}]}"#.utf8)
+        // Level 0: stored blocks, so a cut at a compressed byte is a cut at a known content byte.
+        let sink = MemorySink()
+        let writer = try GzipWriter(output: sink, level: 0, keepsTo: nil)
+        try text.withUnsafeBytes { try writer.write($0) }
+        try writer.finish()
+        var places: Set<String> = []
+        for length in 0..<sink.bytes.count {
+            var visitor = CollectingVisitor()
+            do { _ = try ArchiveReader(bytes: Array(sink.bytes[..<length]), name: "cut.json.gz").read(into: &visitor) } catch {
+                let message = "\(error)"
+                guard message.contains("ends early"), let open = message.range(of: " (", options: .backwards) else { continue }
+                let place = String(message[open.upperBound...].dropLast())
+                #expect(!["in at ", "in after ", "in in "].contains { place.hasPrefix($0) }, "cut at \(length): \(message)")
+                places.insert(place.components(separatedBy: " ").first!)
+            }
+        }
+        #expect(places.isSuperset(of: ["at", "after", "in"]), "\(places)")
+    }
+
 }

@@ -6,6 +6,8 @@ enum GzipFraming {
     /// Where the header ends and the checked stream begins: 10 fixed bytes, XLEN, the 8-byte
     /// extra field (subfield `PA`), the header CRC.
     static let headerLength = 22
+    /// ID1 and ID2, the first two bytes of every gzip member.
+    static let magic: [UInt8] = [0x1F, 0x8B]
     /// Where the `PA` subfield's 4-byte stream checksum sits in the header.
     static let streamCRCOffset = 16
 
@@ -14,7 +16,7 @@ enum GzipFraming {
     /// the same whoever wrote it.
     static func header(modificationTime: UInt32, level: Int32) -> [UInt8] {
         let xfl: UInt8 = level == 9 ? 2 : (level < 2 ? 4 : 0)
-        var bytes: [UInt8] = [0x1F, 0x8B, 8, 0x06]
+        var bytes = magic + [8, 0x06]
         bytes += littleEndian(modificationTime)
         bytes += [xfl, 255, 8, 0, 0x50, 0x41, 4, 0, 0, 0, 0, 0]
         return withHeaderCRC(bytes)

@@ -121,15 +121,19 @@ public final class GzipReader: ByteSource {
 
     private func requireNothingAfterStream() throws {
         var trailing = Int64(stream.pointee.avail_in)
+        var after = UnsafeRawBufferPointer(start: stream.pointee.next_in, count: Int(trailing))
         if trailing == 0 && !inputEnded {
             let n = try source.read(into: input)
             compressedBytes += Int64(n)
             trailing = Int64(n)
+            after = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(input)[0..<n])
         }
         if trailing > 0 {
+            // gzip -dc reads members joined by `cat` as one file; an archive is one member.
+            let what = after.starts(with: GzipFraming.magic) ? "a second gzip member" : "unexpected bytes"
             throw ArchiveError(
                 .damagedCompression,
-                "\(name) has unexpected bytes after the end of its gzip stream (at byte \(compressedBytes - trailing)): the file was damaged or appended to"
+                "\(name) has \(what) after the end of its gzip stream (at byte \(compressedBytes - trailing)): the file was damaged or appended to"
             )
         }
         if let expectedStreamCRC, UInt32(truncatingIfNeeded: streamCRC) != expectedStreamCRC {
@@ -140,7 +144,7 @@ public final class GzipReader: ByteSource {
     /// Finds our stream checksum in the header's extra field (subfield `PA`, 4 bytes) and where
     /// the header ends. Files without it (written by other tools) get zlib's checks alone.
     private func parseHeader(_ head: UnsafeRawBufferPointer) {
-        guard head.count >= 10, head[0] == 0x1F, head[1] == 0x8B else { return }
+        guard head.count >= 10, head.starts(with: GzipFraming.magic) else { return }
         let flags = head[3]
         var offset = 10
         var checksum: UInt32?

@@ -9,7 +9,7 @@ enum ArchiveSniffer {
     static func sniff(_ head: [UInt8], name: String) throws -> Kind {
         let n = head.count
         guard n > 0 else { throw ArchiveError.notAnArchive("the file \(name) is empty") }
-        if n >= 2, head[0] == 0x1F, head[1] == 0x8B { return .gzip }
+        if head.starts(with: GzipFraming.magic) { return .gzip }
         var i = 0
         if n >= 3, head[0] == JSONByte.byteOrderMark[0], head[1] == JSONByte.byteOrderMark[1], head[2] == JSONByte.byteOrderMark[2] { i = 3 }
         while i < n, JSONByte.isWhitespace(head[i]) { i += 1 }
