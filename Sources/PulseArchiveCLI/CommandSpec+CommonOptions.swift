@@ -2,7 +2,7 @@ extension CommandSpec.Option {
     static let store = CommandSpec.Option.value("--store", valueName: "dir",
         help: "The store directory (default: $PULSE_STORE, else ./pulse-store).")
     static let json = CommandSpec.Option.flag("--json", help: "Print one JSON object on stdout instead of text.")
-    static let quiet = CommandSpec.Option.flag("--quiet", "-q", help: "Show no progress line.")
+    static let quiet = CommandSpec.Option.flag("--quiet", "-q", help: "Show no progress line and no summary on stderr.")
     static let maxSize = CommandSpec.Option.value("--max-size", valueName: "bytes",
         help: "Refuse an archive whose JSON is larger than this (default: 64 GiB).")
     static let maxInflateRatio = CommandSpec.Option.value("--max-inflate-ratio", valueName: "n",

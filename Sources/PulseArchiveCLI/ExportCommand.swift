@@ -206,7 +206,8 @@ struct ExportCommand: Subcommand {
         } else {
             let rows = result.tables.values.reduce(0, +)
             let documents = result.documents.values.reduce(0, +)
-            console.err("Exported \(ProgressLine.grouped(rows)) rows and \(documents) documents from \(store) (format \(result.formatVersion), \(Formatting.bytes(result.fileBytes)))")
+            // `--quiet` keeps a cron job's mail empty, as every other command's does.
+            if !quiet { console.err("Exported \(ProgressLine.grouped(rows)) rows and \(documents) documents from \(store) (format \(result.formatVersion), \(Formatting.bytes(result.fileBytes)))") }
             if case .stream = output {} else { try console.out(result.path) }
         }
         return 0

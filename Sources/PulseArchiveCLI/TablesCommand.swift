@@ -82,7 +82,7 @@ struct TablesCommand: Subcommand {
                 ("tables", .counts(result.rows)),
             ]).text)
         } else {
-            console.err("Wrote \(ProgressLine.grouped(result.rows.values.reduce(0, +))) rows in \(result.rows.count) files (\(result.format.rawValue)) and tables.json")
+            if !quiet { console.err("Wrote \(ProgressLine.grouped(result.rows.values.reduce(0, +))) rows in \(result.rows.count) files (\(result.format.rawValue)) and tables.json") }
             try console.out(result.path)
         }
         return 0

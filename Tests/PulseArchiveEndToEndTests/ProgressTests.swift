@@ -48,6 +48,20 @@ struct ProgressTests {
         #expect(!quiet.contains("rows/s"))
         let piped = try CLI.run(["import", dir.file("big.json.gz"), "--store", dir.file("c")])
         #expect(piped.exitCode == 0 && !piped.stderr.contains("rows/s"))
+
+        // A summary on stderr without --quiet; with it, nothing but the result on stdout (a
+        // nightly job's mail stays empty), in every command that writes a summary.
+        for (arguments, summary) in [(["export", "--store", dir.file("a"), "-o", dir.file("s.json.gz")], "Exported "),
+                                     (["tables", dir.file("big.json.gz"), "-o", dir.file("ts")], "Wrote ")] {
+            let loud = try CLI.run(arguments)
+            #expect(loud.exitCode == 0 && loud.stderr.hasPrefix(summary), "\(loud.stderr)")
+            try FileManager.default.removeItem(atPath: arguments[arguments.count - 1])
+            for quietFlag in ["-q", "--quiet"] {
+                let quiet = try CLI.run(arguments + [quietFlag])
+                #expect(quiet.exitCode == 0 && quiet.stderr.isEmpty && quiet.stdout == arguments[arguments.count - 1] + "\n", "\(arguments): \(quiet.stderr)")
+                try FileManager.default.removeItem(atPath: arguments[arguments.count - 1])
+            }
+        }
     }
 
     @Test("the readiness backfill draws a progress line in days on a terminal, after an import and with readiness --backfill; none with --quiet",
