@@ -7,18 +7,35 @@ public enum CanonicalUUID {
     }
 
     /// Whether the bytes (no quotes) are a UUID, in either case: the reader's rule, which an
-    /// export asks of a store's value before writing it, so no file it writes is refused.
+    /// export asks of every UUID a store holds before writing it, so no file it writes is
+    /// refused. Eight bytes at a time (an export asks it of millions of values): five words
+    /// cover the 36 bytes, each with the places its hex digits and its hyphens hold.
     public static func isUUID(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard s.count == 36 else { return false }
-        for i in 0..<36 {
-            let c = s[i]
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                guard c == 0x2D else { return false }
-            } else if !((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)) {
-                return false
-            }
+        guard s.count == 36, let base = s.baseAddress else { return false }
+        func word(at offset: Int) -> UInt64 { UInt64(littleEndian: UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)) }
+        return holds(word(at: 0), hex: 0xFF_FF_FF_FF_FF_FF_FF_FF)
+            && holds(word(at: 8), hex: 0xFF_FF_00_FF_FF_FF_FF_00)
+            && holds(word(at: 16), hex: 0x00_FF_FF_FF_FF_00_FF_FF)
+            && holds(word(at: 24), hex: 0xFF_FF_FF_FF_FF_FF_FF_FF)
+            && holds(word(at: 28), hex: 0xFF_FF_FF_FF_FF_FF_FF_FF)
+    }
+
+    /// Whether the bytes of `word` under `hex` (0xFF per byte) are hex digits of either case,
+    /// and the others hyphens.
+    @inline(__always)
+    private static func holds(_ word: UInt64, hex: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let hyphens = ~hex
+        guard (word ^ (ones &* 0x2D)) & hyphens == 0, word & highs == 0 else { return false }
+        /// A high bit in each byte within lower...upper (every byte is below 0x80, so no sum
+        /// carries into the next byte).
+        func within(_ x: UInt64, _ lower: UInt64, _ upper: UInt64) -> UInt64 {
+            (x &+ ones &* (0x80 - lower)) & ~(x &+ ones &* (0x7F - upper)) & highs
         }
-        return true
+        // A-F become a-f with 0x20 set; digits are asked of the bytes as they are (0x10-0x19
+        // would become digits).
+        let digits = within(word, 0x30, 0x39) | within(word | ones &* 0x20, 0x61, 0x66)
+        return digits & hex & highs == hex & highs
     }
 
     /// The upper-case canonical form of UUID bytes (no quotes), or nil if they are not one.

@@ -69,6 +69,11 @@ public struct RowEncoding {
             case .date(let v): try appendDate(v, field, index, to: &out)
             case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
             case .real(let v): try appendDouble(v, field, index, to: &out)
+            case .text(let bytes) where types[field] == .uuid:
+                // Checked by `read` (hex digits and hyphens): nothing to escape.
+                out.append(JSONByte.quote)
+                out.append(contentsOf: bytes)
+                out.append(JSONByte.quote)
             case .text(let bytes):
                 try checkLength(bytes.count, field, index)
                 out.append(JSONByte.quote)
