@@ -9,6 +9,7 @@ import PulseAge
 @Suite struct NamesAndKeyTrapsTests {
     typealias Fixture = EncryptionCLITests.Fixture
 
+    @discardableResult
     static func sh(_ script: String, in dir: TemporaryDirectory, environment: [String: String] = [:], expectingSuccess: Bool = true,
                    sourceLocation: SourceLocation = #_sourceLocation) throws -> CLI.Result {
         try CLI.shell(script, environment: environment, in: dir.path, expectingSuccess: expectingSuccess, sourceLocation: sourceLocation)
