@@ -5,7 +5,8 @@
 /// option '…'", "cannot open …". A key has a shape no other text has, so whatever is printed is
 /// searched for it, wherever the message came from. The search reads only the ASCII letters and
 /// digits, upper-cased, so a key typed in groups, with dashes doubled, in lower case or with a
-/// stray character inside is still one key.
+/// stray character inside is still one key; and a key's data copied without its prefix is
+/// known by its checksum.
 public enum SecretKeyText {
     /// What a secret key's place shows instead of it.
     public static let placeholder = "(a secret key, not shown)"
@@ -34,13 +35,15 @@ public enum SecretKeyText {
                 letters.append(byte - 0x20); places.append(place)
             }
         }
-        var cuts: [ClosedRange<Int>] = []
+        var found: [ClosedRange<Int>] = []
         var start = 0
-        while let found = firstKey(in: letters, from: start) {
-            cuts.append(places[found.lowerBound]...places[found.upperBound])
-            start = found.upperBound + 1
+        while let key = firstKey(in: letters, from: start) {
+            found.append(key)
+            start = key.upperBound + 1
         }
-        guard !cuts.isEmpty else { return text }
+        found += bareBodies(in: letters, outside: found)
+        guard !found.isEmpty else { return text }
+        let cuts = found.sorted { $0.lowerBound < $1.lowerBound }.map { places[$0.lowerBound]...places[$0.upperBound] }
         var result = String.UnicodeScalarView()
         var next = 0
         for cut in cuts {
@@ -50,6 +53,27 @@ public enum SecretKeyText {
         }
         result.append(contentsOf: scalars[next...])
         return String(result)
+    }
+
+    /// The data characters of an X25519 key copied without its prefix (the 58 after
+    /// `AGE-SECRET-KEY-1`): any run of 58 Bech32 characters that is a key's data, its checksum
+    /// holding under that prefix. No other text has one by chance (a 30-bit checksum).
+    private static func bareBodies(in letters: [UInt8], outside keys: [ClosedRange<Int>]) -> [ClosedRange<Int>] {
+        let length = 58
+        var bodies: [ClosedRange<Int>] = []
+        var run = 0
+        var index = 0
+        while index < letters.count {
+            run = bech32.contains(letters[index]) ? run + 1 : 0
+            let candidate = (index + 1 - length)...index
+            if run >= length, !keys.contains(where: { $0.overlaps(candidate) }),
+               Bech32.decode("age-secret-key-1" + String(decoding: letters[candidate], as: UTF8.self).lowercased()) != nil {
+                bodies.append(candidate)
+                run = 0
+            }
+            index += 1
+        }
+        return bodies
     }
 
     /// The first key in `letters` from `start`: its first letter to its last data character.

@@ -139,6 +139,18 @@ import Testing
             #expect(shown.contains(SecretKeyText.placeholder) && !shown.uppercased().contains(String(body.prefix(10))) && !shown.contains("QQQQQQQQ")
                     && !shown.uppercased().contains(String(body.suffix(10))), "\(shown)")
         }
+        // The data copied without the prefix (with the 1, in groups, lower case), known by its
+        // checksum, and the words around it kept.
+        for (text, expected) in [("cannot open \(body): No such file", "cannot open \(SecretKeyText.placeholder): No such file"),
+                                 ("cannot open 1\(body.lowercased()).age", "cannot open 1\(SecretKeyText.placeholder).age"),
+                                 ("x \(body.prefix(29)) \(body.dropFirst(29)) y", "x \(SecretKeyText.placeholder) y"),
+                                 ("'\(body)' and '\(key)'", "'\(SecretKeyText.placeholder)' and '\(SecretKeyText.placeholder)'"),
+                                 ("QQQQ\(body)QQQQ", "QQQQ\(SecretKeyText.placeholder)QQQQ")] {
+            #expect(SecretKeyText.redacted(text) == expected, "\(SecretKeyText.redacted(text))")
+        }
+        // Changed by one character, 58 Bech32 characters are no key's data: they stay.
+        let changed = String(body.prefix(20)) + (body.dropFirst(20).first == "Q" ? "P" : "Q") + String(body.dropFirst(21))
+        #expect(SecretKeyText.redacted("cannot open \(changed)") == "cannot open \(changed)")
         // The prefix alone, as messages name it, and ordinary text stay as they are.
         for text in ["a secret key (AGE-SECRET-KEY-1…), not a recipient", "age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq", "stage 1234567890",
                      "a plugin identity (AGE-PLUGIN-…), not a recipient: plugins are not supported; give an X25519 recipient (age1…)"] {

@@ -179,8 +179,11 @@ struct EncryptionCLITests {
         }
         // Wherever a secret key is typed, and however it is spelled, no message shows it.
         let spaced = "AGE SECRET KEY 1" + secret.dropFirst("AGE-SECRET-KEY-1".count)
+        let body = secret.dropFirst("AGE-SECRET-KEY-1".count)
         for command in ["inspect enc.json.gz.age -i=\(secret)", "inspect enc.json.gz.age -i\(secret)", "inspect \(secret)", "verify \(secret) --json",
-                        "export --store \(secret)", "inspect enc.json.gz.age -i '\(spaced)'", "inspect enc.json.gz.age -- \(secret)"] {
+                        "export --store \(secret)", "inspect enc.json.gz.age -i '\(spaced)'", "inspect enc.json.gz.age -- \(secret)",
+                        // Its data alone, copied without the prefix.
+                        "inspect \(body)", "export --store \(body.lowercased())", "inspect enc.json.gz.age -i=\(body)"] {
             let result = try Self.sh("\"$PA\" \(command)", in: f.dir, expectingSuccess: false)
             let shown = result.stdout + result.stderr
             #expect(result.exitCode != 0 && shown.contains("(a secret key, not shown)"), "\(command): \(shown)")
