@@ -9,6 +9,14 @@ static inline int pulse_sqlite3_disable_memory_statistics(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/// Double-quoted text is an identifier only: SQLite's legacy reading of `"name"` as the
+/// string 'name' when no column is so named would make a column a hand edit dropped read back
+/// as its own name, in every row, without an error.
+static inline int pulse_sqlite3_disable_double_quoted_strings(sqlite3 *db) {
+    int status = sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 0, (int *)0);
+    return status == SQLITE_OK ? sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, 0, (int *)0) : status;
+}
+
 #include <string.h>
 
 /// `double_bits(x)`: the 64 bits of a double as an integer (NULL for NULL). SQL compares

@@ -81,6 +81,11 @@ public final class SQLiteDatabase: HandleHolder {
         }
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 5_000)
+        guard pulse_sqlite3_disable_double_quoted_strings(db) == SQLITE_OK else {
+            let message = String(cString: sqlite3_errmsg(db))
+            sqlite3_close(db)
+            throw SQLiteError(.sqlite, "cannot configure the connection to \(path): \(message)")
+        }
         guard pulse_sqlite3_define_double_bits(db) == SQLITE_OK else {
             let message = String(cString: sqlite3_errmsg(db))
             sqlite3_close(db)

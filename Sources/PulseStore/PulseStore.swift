@@ -166,6 +166,9 @@ public final class PulseStore {
         if version < StoreMigration.all.count {
             return (nil, lock, "it was written by an earlier version (schema version \(version); this version reads \(StoreMigration.all.count)) and must be upgraded first")
         }
+        if let problem = try StoreSchema.readabilityProblem(in: database) {
+            throw StoreError(.incompatibleStore, "cannot read the store \(directory): \(problem) (was the store edited by another program?)")
+        }
         if try database.integer(#"SELECT EXISTS (SELECT 1 FROM "documentSwaps")"#) != 0 {
             return (nil, lock, "an import into it was interrupted after its commit, and its document tree must be moved into place first")
         }

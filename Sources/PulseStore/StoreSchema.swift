@@ -68,6 +68,40 @@ package enum StoreSchema {
             + ExtensionTable.allCases.map(createExtensionTable)
     }
 
+    /// Why the rows of a store's database cannot be read as an export reads them, or nil: a
+    /// table or column missing (a hand edit dropped it), or a key without the unique index or
+    /// constraint that keeps it from repeating (an archive with a repeated key is one no reader
+    /// takes). Asked of a store of the current schema before anything reads it.
+    package static func readabilityProblem(in database: SQLiteDatabase, schema: String = "main") throws -> String? {
+        let tables = ArchiveTable.all.map { ($0.key, $0.fields.map(\.name), $0.uniqueKey) }
+            + [("settings", ["key", "value"], "key"), ("attachments", ["file", "contents"], "file")]
+            + ExtensionTable.allCases.map { ($0.rawValue, [$0.uniqueKey, "row"], $0.uniqueKey) }
+        let columns = try database.prepare("SELECT name FROM pragma_table_info(?1, ?2)")
+        let uniqueKey = try database.prepare("""
+            SELECT EXISTS (SELECT 1 FROM pragma_index_list(?1, ?2) AS list WHERE list."unique" = 1 AND list.partial = 0
+              AND (SELECT group_concat(name, char(0)) FROM pragma_index_info(list.name, ?2)) = ?3)
+            """)
+        for (table, fields, key) in tables {
+            columns.reset()
+            try columns.bind(text: table, at: 1)
+            try columns.bind(text: schema, at: 2)
+            var present: Set<String> = []
+            while try columns.step() { present.insert(columns.text(at: 0)) }
+            guard !present.isEmpty else { return "it has no table \"\(table)\"" }
+            if let missing = fields.first(where: { !present.contains($0) }) {
+                return "its table \"\(table)\" has no column \"\(missing)\""
+            }
+            uniqueKey.reset()
+            try uniqueKey.bind(text: table, at: 1)
+            try uniqueKey.bind(text: schema, at: 2)
+            try uniqueKey.bind(text: key, at: 3)
+            guard try uniqueKey.step(), uniqueKey.int64(at: 0) == 1 else {
+                return "its table \"\(table)\" has no unique index on \"\(key)\", so a key may repeat there, which no archive may hold"
+            }
+        }
+        return nil
+    }
+
     package static func columnList(_ table: ArchiveTable) -> String {
         table.fields.map { quoted($0.name) }.joined(separator: ", ")
     }

@@ -15,7 +15,7 @@ struct UUIDScanTests {
 
     static func isUUID(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer(CanonicalUUID.isUUID) }
 
-    @Test("every byte value at every place of a UUID, in both cases; every length around 36")
+    @Test("every byte value at every place of a UUID, in both cases, and whether it has a lower-case letter; every length around 36")
     func everyByteEverywhere() {
         for valid in ["0A1B2C3D-4E5F-6A7B-8C9D-0E1F2A3B4C5D", "abcdef01-2345-6789-abcd-ef0123456789", "FFFFFFFF-0000-9999-aAfF-000000000000"] {
             let bytes = Array(valid.utf8)
@@ -25,6 +25,10 @@ struct UUIDScanTests {
                     var changed = bytes
                     changed[place] = UInt8(value)
                     #expect(Self.isUUID(changed) == Self.byTheRule(changed), "byte 0x\(String(value, radix: 16)) at \(place) of \(valid)")
+                    if Self.byTheRule(changed) {
+                        #expect(changed.withUnsafeBufferPointer(CanonicalUUID.hasLowerCase) == changed.contains { (0x61...0x66).contains($0) },
+                                "lower case: byte 0x\(String(value, radix: 16)) at \(place) of \(valid)")
+                    }
                 }
             }
             for length in 0...40 where length != 36 {

@@ -65,8 +65,10 @@ struct StoredRowEncodingTests {
             "UPDATE batterySamples SET percent = -9223372036854775808 WHERE rowid = 2",
             "UPDATE batterySamples SET percent = 3.0 WHERE rowid = 3",
             "UPDATE userProfiles SET athleteMode = 1, onboardingCompleted = 0, usesBetaBlockers = NULL",
-            // The reader takes a UUID in either case; the export keeps the store's.
-            "UPDATE measurements SET id = 'abcdef01-2345-6789-abcd-ef0123456789' WHERE rowid = 9",
+            // The reader takes a UUID in either case; the export writes it upper-case, as the
+            // dialect does (a key in lower case is refused: below).
+            "UPDATE measurements SET activitySessionId = 'abcdef01-2345-6789-abcd-ef0123456789' WHERE rowid = 9",
+            "UPDATE measurements SET activitySessionId = '0a1B2c3D-4e5F-6a7B-8c9D-0e1F2a3B4c5D' WHERE rowid = 10",
         ] {
             try database.execute(sql)
         }
@@ -82,7 +84,7 @@ struct StoredRowEncodingTests {
         for expected in [#""unit":"ü""#, #""unit":"\#u{10FFFF}""#, #""kindRaw":"a\"b\\c\/d\n\u0000\u001fé€😀""#, #""value":-0}"#,
                          #""percent":-9223372036854775808,"#, #""percent":9223372036854775807,"#, #""percent":3,"#, #""athleteMode":true"#,
                          #""value":42}"#, #""unit":"4.5""#, #""value":-9.223372036854776e+18}"#, #""sourceRaw":"123""#,
-                         #""id":"abcdef01-2345-6789-abcd-ef0123456789""#, #""timestamp":"0000-01-01T00:00:00.000Z""#, #""timestamp":"9999-12-31T23:59:59.999Z""#, #""value":5e-324"#] {
+                         #""activitySessionId":"ABCDEF01-2345-6789-ABCD-EF0123456789""#, #""activitySessionId":"0A1B2C3D-4E5F-6A7B-8C9D-0E1F2A3B4C5D""#, #""timestamp":"0000-01-01T00:00:00.000Z""#, #""timestamp":"9999-12-31T23:59:59.999Z""#, #""value":5e-324"#] {
             #expect(text.contains(expected), "\(expected) is not in the export")
         }
     }
@@ -121,6 +123,11 @@ struct StoredRowEncodingTests {
             ("UPDATE measurements SET id = X'00' WHERE rowid = 3", "the store holds a blob where a UUID (text) belongs"),
             ("UPDATE measurements SET id = 7 WHERE rowid = 3", #"the store holds "7" where a UUID belongs"#),  // TEXT affinity
             ("UPDATE sleepStageBlocks SET sessionId = 'zzz' WHERE rowid = 1", #"the store holds "zzz" where a UUID belongs"#),
+            // A key in lower case: the store's index would let its upper-case twin in, and a
+            // reader takes the two for one key.
+            ("UPDATE measurements SET id = lower(id) WHERE rowid = 3", "measurements[2].id: cannot be exported: the store holds the key"),
+            ("UPDATE measurements SET id = lower((SELECT id FROM measurements WHERE rowid = 4)) WHERE rowid = 3", "in lower case, where it keeps keys upper-case"),
+            ("UPDATE sleepStageBlocks SET id = substr(id, 1, 35) || 'a' WHERE rowid = 1", "sleepStageBlocks[0].id: cannot be exported: the store holds the key"),
         ] {
             let dir = TemporaryDirectory()
             let store = dir.path + "/store"

@@ -20,6 +20,17 @@ public enum CanonicalUUID {
             && holds(word(at: 28), hex: 0xFF_FF_FF_FF_FF_FF_FF_FF)
     }
 
+    /// Whether a UUID (one `isUUID` took) has a lower-case letter: letters have 0x40 set, and
+    /// lower-case ones 0x20 too; digits and hyphens never 0x40.
+    public static func hasLowerCase(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard s.count == 36, let base = s.baseAddress else { return false }
+        func lowerCase(at offset: Int) -> UInt64 {
+            let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+            return word & (word << 1) & 0x4040_4040_4040_4040
+        }
+        return lowerCase(at: 0) | lowerCase(at: 8) | lowerCase(at: 16) | lowerCase(at: 24) | lowerCase(at: 28) != 0
+    }
+
     /// Whether the bytes of `word` under `hex` (0xFF per byte) are hex digits of either case,
     /// and the others hyphens.
     @inline(__always)

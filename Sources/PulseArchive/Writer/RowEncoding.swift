@@ -45,9 +45,9 @@ public struct RowEncoding {
             case .int(let v): ArchiveNumber.appendInteger(v, to: &out)
             case .double(let v): try appendDouble(v, field, index, to: &out)
             case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
-            case .string(let v):
-                if types[field] == .uuid { try checkUUID(v, field, index) }
-                try appendString(v, field, index, to: &out)
+            case .string(let v) where types[field] == .uuid:
+                try appendString(try canonicalUUID(v, field, index), field, index, to: &out)
+            case .string(let v): try appendString(v, field, index, to: &out)
             case .date(let v): try appendDate(v, field, index, to: &out)
             }
         }
@@ -60,7 +60,7 @@ public struct RowEncoding {
         var kind = StoredKind.null
         try appendMembers(index: index, to: &out, isNull: { kind = row.kind(field: $0); return kind == .null }) { field, out in
             let value: StoredField
-            do throws(StoredField.Mismatch) { value = try StoredField.read(row, field: field, type: types[field], kind: kind) } catch {
+            do throws(StoredField.Mismatch) { value = try StoredField.read(row, field: field, type: types[field], kind: kind, isKey: field == table.uniqueKeyIndex) } catch {
                 throw ArchiveError.unexportable(table, index, field, error.problem)
             }
             switch value {
@@ -70,9 +70,16 @@ public struct RowEncoding {
             case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
             case .real(let v): try appendDouble(v, field, index, to: &out)
             case .text(let bytes) where types[field] == .uuid:
-                // Checked by `read` (hex digits and hyphens): nothing to escape.
+                // Checked by `read` (hex digits and hyphens): nothing to escape; written
+                // upper-case, as the dialect writes UUIDs and the reader keeps them.
                 out.append(JSONByte.quote)
+                let start = out.count
                 out.append(contentsOf: bytes)
+                if CanonicalUUID.hasLowerCase(bytes) {
+                    out.withUnsafeMutableBufferPointer { text in
+                        for i in start..<text.count where text[i] >= 0x61 { text[i] -= 0x20 }
+                    }
+                }
                 out.append(JSONByte.quote)
             case .text(let bytes):
                 try checkLength(bytes.count, field, index)
@@ -131,11 +138,15 @@ public struct RowEncoding {
         out.append(JSONByte.quote)
     }
 
-    /// A UUID field's value as the reader takes it (`CanonicalUUID.isUUID`), or refused.
-    private func checkUUID(_ text: String, _ field: Int, _ index: Int) throws {
+    /// A UUID field's value upper-case, as the dialect writes it; refused when the reader
+    /// would not take it (`CanonicalUUID.isUUID`).
+    private func canonicalUUID(_ text: String, _ field: Int, _ index: Int) throws -> String {
         var text = text
-        guard !text.withUTF8(CanonicalUUID.isUUID) else { return }
-        throw ArchiveError.unexportable(table, index, field, "\(ValueParsing.quoted(Array(text.utf8))) is not a UUID")
+        if text.withUTF8({ CanonicalUUID.isUUID($0) && !CanonicalUUID.hasLowerCase($0) }) { return text }
+        guard let canonical = CanonicalUUID.canonical(text) else {
+            throw ArchiveError.unexportable(table, index, field, "\(ValueParsing.quoted(Array(text.utf8))) is not a UUID")
+        }
+        return canonical
     }
 
     private func checkLength(_ utf8Count: Int, _ field: Int, _ index: Int) throws {

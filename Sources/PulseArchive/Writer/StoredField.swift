@@ -15,10 +15,13 @@ package enum StoredField {
 
     /// - Parameter kind: the field's kind, as the row says it (`row.kind(field:)`), asked once
     ///   by a caller that also needs it to tell a null.
+    /// - Parameter isKey: the field is its table's unique key, kept unique by the store's index
+    ///   in the spelling it has: a UUID key must be upper-case, as the store keeps it, since a
+    ///   reader takes `a…` and `A…` for one key and would refuse the archive with both.
     /// - Throws: `Mismatch` (what the store holds instead) when the field's kind is not one its
     ///   type is kept as.
     @inline(__always)
-    static func read(_ row: some StoredRow, field: Int, type: FieldType, kind: StoredKind) throws(Mismatch) -> StoredField {
+    static func read(_ row: some StoredRow, field: Int, type: FieldType, kind: StoredKind, isKey: Bool = false) throws(Mismatch) -> StoredField {
         switch (type, kind) {
         case (_, .null): return .null
         case (.int, .integer): return .integer(row.integer(field: field))
@@ -41,6 +44,11 @@ package enum StoredField {
             let bytes = row.text(field: field)
             guard CanonicalUUID.isUUID(bytes) else {
                 throw Mismatch("the store holds \(ValueParsing.quoted(Array(bytes))) where a UUID belongs (was the store edited by another program?)")
+            }
+            if isKey, CanonicalUUID.hasLowerCase(bytes) {
+                throw Mismatch("the store holds the key \(ValueParsing.quoted(Array(bytes))) in lower case, where it keeps keys upper-case: "
+                    + "its index would let the same key in upper case repeat it, and no reader takes an archive with a repeated key "
+                    + "(was the store edited by another program? upper() in SQL mends it)")
             }
             return .text(bytes)
         default:
@@ -128,7 +136,9 @@ public struct StoredRowValues {
         var values = ArchiveRow(table: table)
         for (field, type) in types.enumerated() {
             let value: StoredField
-            do throws(StoredField.Mismatch) { value = try StoredField.read(row, field: field, type: type, kind: row.kind(field: field)) } catch {
+            do throws(StoredField.Mismatch) {
+                value = try StoredField.read(row, field: field, type: type, kind: row.kind(field: field), isKey: field == table.uniqueKeyIndex)
+            } catch {
                 throw ArchiveError.unexportable(table, index, field, error.problem)
             }
             switch value {
@@ -137,6 +147,8 @@ public struct StoredRowValues {
             case .real(let v): values[field] = .double(v)
             case .bool(let v): values[field] = .bool(v)
             case .date(let v): values[field] = .date(v)
+            // A UUID as the export writes it: upper-case (`read` checked it is one).
+            case .text(let bytes) where type == .uuid: values[field] = .string(CanonicalUUID.canonical(bytes) ?? "")
             case .text(let bytes): values[field] = .string(try StoredField.string(bytes, table, index, field))
             }
         }
