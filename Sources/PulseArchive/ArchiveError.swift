@@ -108,7 +108,7 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// What a parse found wrong, without the words for a file that is no archive: for JSON
     /// that is one value inside an archive or a store (a settings blob), whose file is sound.
-    var problemInValue: String {
+    package var problemInValue: String {
         message.hasPrefix(Self.notAnArchivePrefix) ? String(message.dropFirst(Self.notAnArchivePrefix.count)) : message
     }
 

@@ -34,13 +34,27 @@ package struct StoreContent: ArchiveContent {
     }
 
     package func forEachExtensionRow(_ table: ExtensionTable, _ body: (JSONNode) throws -> Void) throws {
-        let statement = try database.prepare(#"SELECT "row" FROM \#(schema)."\#(table.rawValue)" ORDER BY rowid"#)
+        let statement = try database.prepare(#"SELECT "row", "\#(table.uniqueKey)" FROM \#(schema)."\#(table.rawValue)" ORDER BY rowid"#)
         // Parsed as the store holds it; the writer then applies the export's limits, naming
         // the row, so a row imported with a raised limit exports with it.
         let unbounded = ArchiveLimits(maxStringBytes: .max, maxWholeValueBytes: .max)
         var index = 0
         while try statement.step() {
-            try body(try JSONNode.parse(Array(statement.text(at: 0).utf8), limits: unbounded, what: "\(table.rawValue)[\(index)] in the store"))
+            let place = "\(table.rawValue)[\(index)]"
+            let row: JSONNode
+            do {
+                row = try JSONNode.parse(Array(statement.text(at: 0).utf8), limits: unbounded, what: "the stored row")
+            } catch let error as ArchiveError {
+                throw ArchiveError.unexportable(place, "the stored row is not valid JSON (\(error.problemInValue)) (was the store edited by another program?)", table: table.rawValue)
+            }
+            // The store keeps each row under its key, unique by the column's index: a row whose
+            // own key is another would go out under that one, and could repeat one.
+            let storedKey = statement.text(at: 1)
+            if table.problem(with: row) == nil, let key = table.key(of: row), key != storedKey {
+                throw ArchiveError.unexportable(place, "the row's \(table.uniqueKey) \(ShownText.quoted(key)) is not the key it is kept under, \(ShownText.quoted(storedKey)) (was the store edited by another program?)",
+                                                table: table.rawValue)
+            }
+            try body(row)
             index += 1
         }
     }

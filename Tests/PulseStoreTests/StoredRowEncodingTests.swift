@@ -145,6 +145,45 @@ struct StoredRowEncodingTests {
         }
     }
 
+    @Test("a meal or food row a reader would refuse is refused by export, named by table and row: no row object, no key, a key it is not kept under, no JSON")
+    func extensionRows() throws {
+        let nested = String(repeating: "[", count: 300) + String(repeating: "]", count: 300)
+        for (sql, message) in [
+            (#"INSERT INTO mealEntries VALUES ('m1', '[1,2]')"#, "mealEntries[0]: cannot be exported: expected a row object"),
+            (#"INSERT INTO mealEntries VALUES ('m1', '"m1"')"#, "mealEntries[0]: cannot be exported: expected a row object"),
+            (#"INSERT INTO mealEntries VALUES ('m1', '{}')"#, #"mealEntries[0]: cannot be exported: missing the required field "id""#),
+            (#"INSERT INTO mealEntries VALUES ('m1', '{"id":null}')"#, #"mealEntries[0]: cannot be exported: missing the required field "id""#),
+            (#"INSERT INTO foodProducts VALUES ('c1', '{"name":"no code"}')"#, #"foodProducts[0]: cannot be exported: missing the required field "code""#),
+            (#"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1"}'), ('m2', '{"id":"other"}')"#,
+             #"mealEntries[1]: cannot be exported: the row's id "other" is not the key it is kept under, "m2""#),
+            (#"INSERT INTO mealEntries VALUES ('m1', 'not json')"#, "mealEntries[0]: cannot be exported: the stored row is not valid JSON (invalid JSON at byte"),
+            (#"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1"} {}')"#, "mealEntries[0]: cannot be exported: the stored row is not valid JSON ("),
+            (#"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1","x":\#(nested)}')"#, "mealEntries[0]: cannot be exported: the stored row is not valid JSON (JSON nesting"),
+        ] {
+            let dir = TemporaryDirectory()
+            let store = dir.path + "/store"
+            try StoreFixtures.demoStore(store, days: 1)
+            let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
+            do { try database.execute(sql) } catch { Issue.record("\(sql): \(error)"); continue }
+            database.close()
+            let (stored, _) = try Self.bothPaths(store)
+            guard case .failure(let error) = stored else {
+                Issue.record("\(sql): written")
+                continue
+            }
+            #expect("\(error)".contains(message) && !"\(error)".contains("not a PulseLoop archive"), "\(sql): \(error)")
+        }
+        // Rows as the reader takes them (a number for a key, any other fields) go out as kept.
+        let dir = TemporaryDirectory()
+        let store = dir.path + "/store"
+        try StoreFixtures.demoStore(store, days: 1)
+        let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
+        try database.execute(#"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1","name":"Müsli"}'), ('7', '{"id":7}'); INSERT INTO foodProducts VALUES ('c1', '{"code":"c1"}')"#)
+        database.close()
+        let text = String(decoding: try Self.bothPaths(store).stored.get(), as: UTF8.self)
+        #expect(text.contains(#""mealEntries":[{"id":"m1","name":"Müsli"},{"id":7}]"#) && text.contains(#""foodProducts":[{"code":"c1"}]"#), "\(text.suffix(300))")
+    }
+
     @Test("a setting or attachment the store keeps as another class, or as invalid UTF-8, is refused by name; a settings blob that is no JSON is named without calling the file no archive")
     func settingsAndAttachments() throws {
         for (sql, message) in [

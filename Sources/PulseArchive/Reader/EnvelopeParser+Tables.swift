@@ -72,8 +72,8 @@ extension EnvelopeParser {
                     // the store keeps and export writes, so it is what must fit.
                     try parser.scanner.limits.checkWrittenBack(.object(object), location)
                 }
-                guard table.key(of: .object(object)) != nil else {
-                    throw parser.invalid(location, "missing the required field \"\(table.uniqueKey)\"", table: table.rawValue)
+                if let problem = table.problem(with: .object(object)) {
+                    throw parser.invalid(location, problem, table: table.rawValue)
                 }
                 try visitor.visitExtensionRow(table, row: .object(object), at: index)
             }

@@ -27,6 +27,13 @@ public enum ExtensionTable: String, Sendable, CaseIterable {
         return converted
     }
 
+    /// Why the reader refuses `row` as one of this table's, or nil: the one rule for the reader
+    /// and for the writer, which refuses what the reader would.
+    public func problem(with row: JSONNode) -> String? {
+        guard case .object = row else { return "expected a row object" }
+        return key(of: row) == nil ? "missing the required field \"\(uniqueKey)\"" : nil
+    }
+
     /// The row's unique value as text, or nil when it has none.
     public func key(of row: JSONNode) -> String? {
         switch row[uniqueKey] {

@@ -121,7 +121,12 @@ public enum ArchiveWriter {
             case .extensionTable(let table):
                 let written = try writeElements(to: out, open: JSONByte.openBracket, close: JSONByte.closeBracket) { element in
                     try content.forEachExtensionRow(table) { row in
-                        try element { index in try out.wholeValue(row, limits: limits, "\(table.rawValue)[\(index)]") }
+                        try element { index in
+                            if let problem = table.problem(with: row) {
+                                throw ArchiveError(.invalidValue, "\(table.rawValue)[\(index)]: cannot be exported: \(problem)", table: table.rawValue)
+                            }
+                            try out.wholeValue(row, limits: limits, "\(table.rawValue)[\(index)]")
+                        }
                     }
                 }
                 guard written == counts[table.rawValue] else {
