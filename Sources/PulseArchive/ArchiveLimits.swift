@@ -49,7 +49,7 @@ public struct ArchiveLimits: Sendable, Equatable {
     public static func checkName(_ name: String, _ what: String, table: String) throws {
         let size = name.utf8.count
         guard size <= maxNameBytes else {
-            throw ArchiveError(.limitExceeded, "\(table): a \(what) of \(size) bytes starting \(ShownText.quoted(String(decoding: name.utf8.prefix(48), as: UTF8.self))) "
+            throw ArchiveError(.limitExceeded, "\(table): the \(what) of \(size) bytes starting \(ShownText.quoted(String(decoding: name.utf8.prefix(48), as: UTF8.self))) "
                 + "is longer than the limit of \(maxNameBytes) bytes", table: table)
         }
     }

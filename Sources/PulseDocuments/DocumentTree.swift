@@ -23,6 +23,10 @@ public struct DocumentTree: Sendable {
     public private(set) var skipped: [String] = []
     /// Symbolic links and special files, relative to the root: never followed or read.
     public private(set) var unsafe: [String] = []
+    /// Entries whose names are not UTF-8, relative to the root, their bytes shown as `\xFF`:
+    /// no path of this tool can name them, so they can be neither archived nor carried into a
+    /// new tree (an import that replaced the tree would lose them).
+    public private(set) var unnamed: [String] = []
 
     /// Walks the tree under `root` (a missing folder is an empty one).
     public init(scanning root: String) throws(DocumentsError) {
@@ -34,6 +38,7 @@ public struct DocumentTree: Sendable {
         documents.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         skipped.sort()
         unsafe.sort()
+        unnamed.sort()
     }
 
     /// The documents of `spool`, as they are now.
@@ -122,7 +127,9 @@ public struct DocumentTree: Sendable {
         }
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
-            for name in try Self.entries(absolute) { try walk(relative + "/" + name) }
+            let (names, others) = try Self.entries(absolute)
+            unnamed += others.map { relative + "/" + $0 }
+            for name in names { try walk(relative + "/" + name) }
         case S_IFREG:
             if let path = try? DocumentPath(relative) { documents.append(path) } else { skipped.append(relative) }
         default:
@@ -130,17 +137,26 @@ public struct DocumentTree: Sendable {
         }
     }
 
-    static func entries(_ directory: String) throws(DocumentsError) -> [String] {
+    /// The names in `directory`, sorted, and apart from them the names that are not UTF-8,
+    /// shown with their other bytes as `\xFF` (a name repaired to U+FFFD would be another
+    /// file's, or none).
+    static func entries(_ directory: String) throws(DocumentsError) -> (names: [String], notUTF8: [String]) {
         guard let handle = opendir(directory) else { throw DocumentsError(.io, "cannot list \(directory): \(errnoText())") }
         defer { closedir(handle) }
-        var names: [String] = []
+        var names: [String] = [], notUTF8: [String] = []
         while let entry = readdir(handle) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { cName in
+                    if let name = String(validatingCString: cName) {
+                        if name != "." && name != ".." { names.append(name) }
+                    } else {
+                        let bytes = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
+                        notUTF8.append(bytes.map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16, uppercase: true) }.joined())
+                    }
+                }
             }
-            if name != "." && name != ".." { names.append(name) }
         }
-        return names.sorted()
+        return (names.sorted(), notUTF8.sorted())
     }
 
     /// Reads a regular file, refusing to follow a link at the last component.

@@ -44,6 +44,7 @@ package enum StoreDocuments {
         var warnings: [ArchiveWarning] {
             tree.skipped.map { ArchiveWarning(table: "documents", message: "documents: \($0) is not a document (skipped, left in place)") }
                 + tree.unsafe.map { ArchiveWarning(table: "documents", message: "documents: \($0) is a link or special file (not followed, not archived)") }
+                + tree.unnamed.map { ArchiveWarning(table: "documents", message: "documents: \($0) has a name that is not UTF-8 (not archived, left in place)") }
         }
     }
 
@@ -78,10 +79,15 @@ package enum StoreDocuments {
 
     // MARK: - Building the new tree
 
-    /// Refuses a store whose tree holds links or special files: restoring never follows them.
+    /// Refuses a store whose tree holds links or special files (restoring never follows them),
+    /// or names that are not UTF-8 (the new tree could not carry them).
     static func requireSafe(_ tree: DocumentTree) throws {
         if let first = tree.unsafe.first {
             throw StoreError(.refused, "the store's document tree holds a symbolic link or special file at \(tree.root)/\(first); links in a store are never followed: remove it and try again")
+        }
+        if let first = tree.unnamed.first {
+            throw StoreError(.refused, "the store's document tree holds \(tree.root)/\(first), whose name is not UTF-8: no archive can carry it, and the new tree "
+                + "would leave it behind; rename or move it and try again")
         }
     }
 

@@ -146,6 +146,28 @@ struct DocumentStoreTests {
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: tree.root + "/Splits") == outside)
     }
 
+    @Test("files whose names are not UTF-8 are named in export's warnings, and refuse an import that would leave them behind; nothing is lost")
+    func namesThatAreNotUTF8() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 1)
+        try CLI.shell("\"$PA\" export --store s -o a.json.gz -q && printf x > \"s/Splits/$(printf '\\377\\376').json\" && mkdir \"s/Workouts/$(printf '\\376')\" "
+                      + "&& printf y > \"s/Workouts/$(printf '\\376')/inside\"", in: dir.path)
+        let exported = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("b.json.gz")])
+        #expect(exported.exitCode == 0, "\(exported.stderr)")
+        for shown in [#"Splits/\xFF\xFE.json has a name that is not UTF-8"#, #"Workouts/\xFE has a name that is not UTF-8"#] {
+            #expect(exported.stderr.contains("warning: documents: \(shown) (not archived, left in place)"), "\(exported.stderr)")
+        }
+        let database = FileManager.default.contents(atPath: dir.file("s/pulse.sqlite"))
+        for mode in ["--replace", "--merge"] {
+            let result = try CLI.run(["import", dir.file("a.json.gz"), "--store", dir.file("s"), mode])
+            #expect(result.exitCode == 1 && result.stderr.contains(#"holds \#(dir.file("s"))/Splits/\xFF\xFE.json, whose name is not UTF-8"#), "\(mode): \(result.stderr)")
+            #expect(FileManager.default.contents(atPath: dir.file("s/pulse.sqlite")) == database)
+        }
+        // Both files are where they were, with their bytes, and no safety backup was made.
+        let left = try CLI.shell("cat \"s/Splits/$(printf '\\377\\376').json\" \"s/Workouts/$(printf '\\376')/inside\"; ls s", in: dir.path)
+        #expect(left.stdout.hasPrefix("xy") && !left.stdout.contains("backups"), "\(left.stdout)")
+    }
+
     @Test("demo stores hold a realistic tree that survives a round trip")
     func demoTree() throws {
         let dir = TemporaryDirectory()

@@ -123,6 +123,7 @@ struct KeysAndSizesTests {
             let named = try Self.archive(dir, "named-\(settings.count).json", settings: settings, attachments: attachments)
             let refused = try CLI.run(["inspect", named])
             #expect(refused.exitCode == 1 && refused.stderr.contains("is longer than the limit of \(ArchiveLimits.maxNameBytes) bytes")
+                    && refused.stderr.contains(settings.isEmpty ? "attachments: the attachment name of " : "settings: the settings key of ")
                     && refused.stderr.utf8.count < 2_000, "\(refused.stderr.prefix(300))")
         }
 
