@@ -23,13 +23,15 @@ package enum StoreDocuments {
     /// Streams the tree's files into the archive's three document keys.
     struct Content {
         let tree: DocumentTree
+        /// The export's limits: a document goes out as JSON only within them.
+        var limits = ArchiveLimits.standard
 
         /// Documents or stubs that are JSON objects, with their original bytes when those are
         /// not canonical (so quarantined files come back byte for byte).
         func forEachDocument(stubs: Bool, _ body: (DocumentPath, JSONNode, [UInt8]?) throws -> Void) throws {
             for path in tree.documents where path.isStub == stubs {
                 let document = try tree.classify(path)
-                if let node = document.node { try body(path, node, document.nonCanonicalBytes) }
+                if let node = document.node, travelsAsJSON(node) { try body(path, node, document.nonCanonicalBytes) }
             }
         }
 
@@ -37,8 +39,16 @@ package enum StoreDocuments {
         func forEachFile(_ body: (DocumentPath, any PieceReadable) throws -> Void) throws {
             for path in tree.documents {
                 let document = try tree.classify(path)
-                if document.node == nil { try body(path, try tree.pieces(path)) }
+                if !(document.node.map(travelsAsJSON) ?? false) { try body(path, try tree.pieces(path)) }
             }
+        }
+
+        /// Whether the writer can write the document as JSON within the whole-value limit. Its
+        /// text can outgrow its file (the writer escapes `/` as `\/`): one that would pass the
+        /// limit so travels as a file, byte for byte, as a larger file does, rather than fail
+        /// the whole export.
+        private func travelsAsJSON(_ node: JSONNode) -> Bool {
+            (try? limits.checkWrittenBack(node, "")) != nil
         }
 
         var warnings: [ArchiveWarning] {

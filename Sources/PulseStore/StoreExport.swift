@@ -70,7 +70,7 @@ extension PulseStore {
     private func withSnapshot<T>(limits: ArchiveLimits, _ body: (StoreContent, StoreDocuments.Content) throws -> T) throws -> T {
         let tree = try DocumentTree(scanning: directory)
         try StoreDocuments.requireExportable(tree, limits: limits)
-        let documents = StoreDocuments.Content(tree: tree)
+        let documents = StoreDocuments.Content(tree: tree, limits: limits)
         return try database.transaction(immediate: false) {
             try body(StoreContent(database: database, schema: "main", documents: documents), documents)
         }

@@ -168,6 +168,26 @@ struct DocumentStoreTests {
         #expect(left.stdout.hasPrefix("xy") && !left.stdout.contains("backups"), "\(left.stdout)")
     }
 
+    @Test("a document whose JSON, as the writer escapes it, would pass the whole-value limit travels as a file, byte for byte, instead of failing the export")
+    func documentThatOutgrowsItsFile() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 1)
+        let split = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.file("s/Splits")).sorted().first)
+        // 3 000 slashes: 3 KB in the file, 6 KB once written (`\/`), over a 4 KiB limit.
+        let original = try #require(FileManager.default.contents(atPath: dir.file("s/Splits/" + split)))
+        var object = try #require(try JSONNode.parse(Array(original)).objectValue)
+        object["name"] = .string(String(repeating: "/", count: 3_000))
+        try Data(DocumentCoder.encode(.object(object))).write(to: URL(fileURLWithPath: dir.file("s/Splits/" + split)))
+        let limit = ["--max-object-size", "4096"]
+        let exported = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("a.json.gz"), "-q"] + limit, environment: PlainExportTests.epoch)
+        #expect(exported.exitCode == 0, "\(exported.stderr)")
+        let text = try CLI.shell("gzip -dc a.json.gz", in: dir.path).stdout
+        #expect(text.contains(#""path":"Splits\/\#(split)""#) && text.contains(#""documentFiles":[{"base64":"#), "\(text.suffix(400))")
+        try CLI.shell("\"$PA\" import a.json.gz --store t -q --no-backfill && cmp s/Splits/\(split) t/Splits/\(split)", in: dir.path)
+        let again = try CLI.run(["export", "--store", dir.file("t"), "-o", dir.file("b.json.gz"), "-q"] + limit, environment: PlainExportTests.epoch)
+        #expect(again.exitCode == 0 && FileManager.default.contents(atPath: dir.file("a.json.gz")) == FileManager.default.contents(atPath: dir.file("b.json.gz")))
+    }
+
     @Test("demo stores hold a realistic tree that survives a round trip")
     func demoTree() throws {
         let dir = TemporaryDirectory()
