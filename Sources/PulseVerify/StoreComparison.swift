@@ -9,17 +9,21 @@ import PulseSQLite
 /// (attached to the temporary store's connection) before it is emptied; what the store holds
 /// beyond the archive is counted at the end from the keys that matched.
 final class StoreComparison {
-    /// A compared table: its name in both databases, its key, the columns compared, and which
-    /// of them hold doubles (compared by their bits too: SQL says `-0.0 IS 0.0`).
+    /// A compared table: its name in both databases, its key, the columns compared, which of
+    /// them hold doubles (compared by their bits too: SQL says `-0.0 IS 0.0`), and which hold
+    /// UUIDs (compared in either case: an export writes a store's `abc…` as `ABC…`, the same
+    /// UUID).
     private struct Compared {
         let name: String
         let key: String
         let columns: [String]
         var doubles: Set<String> = []
+        var uuids: Set<String> = []
     }
 
-    private static let compared: [Compared] = ArchiveTable.all.map {
-        Compared(name: $0.key, key: $0.uniqueKey, columns: $0.fields.map(\.name), doubles: Set($0.fields.filter { $0.type == .double }.map(\.name)))
+    private static let compared: [Compared] = ArchiveTable.all.map { table in
+        func named(_ type: FieldType) -> Set<String> { Set(table.fields.filter { $0.type == type }.map(\.name)) }
+        return Compared(name: table.key, key: table.uniqueKey, columns: table.fields.map(\.name), doubles: named(.double), uuids: named(.uuid))
     }
         + ExtensionTable.allCases.map { Compared(name: $0.rawValue, key: $0.uniqueKey, columns: [$0.uniqueKey, "row"]) }
         + [Compared(name: "settings", key: "key", columns: ["key", "value"]), Compared(name: "attachments", key: "file", columns: ["file", "contents"])]
@@ -44,6 +48,7 @@ final class StoreComparison {
         let same = compared.columns.map { column in
             let a = "a.\(StoreSchema.quoted(column))", b = "b.\(StoreSchema.quoted(column))"
             if compared.doubles.contains(column) { return "(\(a) IS \(b) AND double_bits(\(a)) IS double_bits(\(b)))" }
+            if compared.uuids.contains(column) { return "upper(\(a)) IS upper(\(b))" }
             // An attachment over 1 MiB is compared here by its length only, and then in pieces
             // (`changedLargeAttachments`): SQL would hold both values whole.
             guard compared.name == "attachments" && column == StoreAttachments.column else { return "\(a) IS \(b)" }

@@ -189,6 +189,25 @@ struct VerifyTests {
         #expect(diff["sleepSessions"] == ["missing": 0, "extra": 0, "changed": 0])
     }
 
+    @Test("a UUID the store keeps in lower case is the same UUID as the export's upper-case one: verify --store of the store against its own export passes; another UUID is a change")
+    func uuidCaseIsNoChange() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 3)
+        let database = try SQLiteDatabase(path: dir.file("s/pulse.sqlite"), create: false)
+        try database.execute(#"UPDATE "sleepStageBlocks" SET "sessionId" = lower("sessionId")"#)
+        database.close()
+        _ = try StoreFixtures.export(dir.file("s"), to: dir.file("s.json.gz"))
+        let text = try CLI.shell("gzip -dc s.json.gz", in: dir.path).stdout
+        #expect(text.contains(#""sessionId":""#) && text.range(of: #""sessionId":"[0-9A-F-]*[a-f]"#, options: .regularExpression) == nil)
+        let (same, _) = try verify([dir.file("s.json.gz"), "--store", dir.file("s")])
+        #expect(same.exitCode == 0 && (same.json["storeDiff"] as? [String: [String: Int]])?["sleepStageBlocks"] == ["missing": 0, "extra": 0, "changed": 0], "\(same.json)")
+        let edit = try SQLiteDatabase(path: dir.file("s/pulse.sqlite"), create: false)
+        try edit.execute(#"UPDATE "sleepStageBlocks" SET "sessionId" = '00000000-0000-0000-0000-000000000000' WHERE rowid = 1"#)
+        edit.close()
+        let (changed, _) = try verify([dir.file("s.json.gz"), "--store", dir.file("s")])
+        #expect(changed.exitCode == 1 && (changed.json["storeDiff"] as? [String: [String: Int]])?["sleepStageBlocks"]?["changed"] == 1, "\(changed.json)")
+    }
+
     @Test("a format-1 export against its store: the readiness history it cannot carry is a warning, not an error; a lost readiness row of a format-2 archive is an error")
     func formatOneAgainstItsStore() throws {
         let dir = TemporaryDirectory()
