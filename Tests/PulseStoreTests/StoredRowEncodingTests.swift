@@ -44,6 +44,18 @@ struct StoredRowEncodingTests {
         }
     }
 
+    /// A demo store of `days` with `sql` run on its database, as a hand edit leaves it; the
+    /// directory keeps it.
+    static func demoStore(days: Int, editedBy sql: String) throws -> (dir: TemporaryDirectory, store: String) {
+        let dir = TemporaryDirectory()
+        let store = dir.path + "/store"
+        try StoreFixtures.demoStore(store, days: days)
+        let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
+        try database.execute(sql)
+        database.close()
+        return (dir, store)
+    }
+
     @Test("hostile columns: escapes, NUL, non-ASCII, extreme numbers, values a column's affinity converted")
     func hostileColumns() throws {
         let dir = TemporaryDirectory()
@@ -129,13 +141,9 @@ struct StoredRowEncodingTests {
             ("UPDATE measurements SET id = lower((SELECT id FROM measurements WHERE rowid = 4)) WHERE rowid = 3", "in lower case, where it keeps keys upper-case"),
             ("UPDATE sleepStageBlocks SET id = substr(id, 1, 35) || 'a' WHERE rowid = 1", "sleepStageBlocks[0].id: cannot be exported: the store holds the key"),
         ] {
-            let dir = TemporaryDirectory()
-            let store = dir.path + "/store"
-            try StoreFixtures.demoStore(store, days: 2)
-            let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
-            do { try database.execute(sql) } catch { Issue.record("\(sql): \(error)"); continue }
-            database.close()
-            let (stored, values) = try Self.bothPaths(store)
+            let edited: (dir: TemporaryDirectory, store: String)
+            do { edited = try Self.demoStore(days: 2, editedBy: sql) } catch { Issue.record("\(sql): \(error)"); continue }
+            let (stored, values) = try Self.bothPaths(edited.store)
             guard case .failure(let storedError) = stored, case .failure(let valueError) = values else {
                 Issue.record("\(sql): written by a path: \(stored), \(values)")
                 continue
@@ -160,13 +168,9 @@ struct StoredRowEncodingTests {
             (#"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1"} {}')"#, "mealEntries[0]: cannot be exported: the stored row is not valid JSON ("),
             (#"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1","x":\#(nested)}')"#, "mealEntries[0]: cannot be exported: the stored row is not valid JSON (JSON nesting"),
         ] {
-            let dir = TemporaryDirectory()
-            let store = dir.path + "/store"
-            try StoreFixtures.demoStore(store, days: 1)
-            let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
-            do { try database.execute(sql) } catch { Issue.record("\(sql): \(error)"); continue }
-            database.close()
-            let (stored, _) = try Self.bothPaths(store)
+            let edited: (dir: TemporaryDirectory, store: String)
+            do { edited = try Self.demoStore(days: 1, editedBy: sql) } catch { Issue.record("\(sql): \(error)"); continue }
+            let (stored, _) = try Self.bothPaths(edited.store)
             guard case .failure(let error) = stored else {
                 Issue.record("\(sql): written")
                 continue
@@ -174,13 +178,8 @@ struct StoredRowEncodingTests {
             #expect("\(error)".contains(message) && !"\(error)".contains("not a PulseLoop archive"), "\(sql): \(error)")
         }
         // Rows as the reader takes them (a number for a key, any other fields) go out as kept.
-        let dir = TemporaryDirectory()
-        let store = dir.path + "/store"
-        try StoreFixtures.demoStore(store, days: 1)
-        let database = try SQLiteDatabase(path: store + "/" + PulseStore.databaseFileName, create: false)
-        try database.execute(#"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1","name":"Müsli"}'), ('7', '{"id":7}'); INSERT INTO foodProducts VALUES ('c1', '{"code":"c1"}')"#)
-        database.close()
-        let text = String(decoding: try Self.bothPaths(store).stored.get(), as: UTF8.self)
+        let kept = try Self.demoStore(days: 1, editedBy: #"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1","name":"Müsli"}'), ('7', '{"id":7}'); INSERT INTO foodProducts VALUES ('c1', '{"code":"c1"}')"#)
+        let text = String(decoding: try Self.bothPaths(kept.store).stored.get(), as: UTF8.self)
         #expect(text.contains(#""mealEntries":[{"id":"m1","name":"Müsli"},{"id":7}]"#) && text.contains(#""foodProducts":[{"code":"c1"}]"#), "\(text.suffix(300))")
     }
 
