@@ -138,4 +138,33 @@ struct AndroidTests {
             #expect(!FileManager.default.fileExists(atPath: dir.file("s-\(name)")))
         }
     }
+
+    @Test("a file whose table shared by both dialects comes first, damaged after it, is refused for the damage, where it is, not for the other dialect's values")
+    func damageAheadOfWhatTellsTheDialect() throws {
+        let measurement = #"{"id":"m1","kindRaw":"HEART_RATE","value":60,"unit":"bpm","timestamp":1772348400000,"sourceRaw":"RING","confidenceRaw":"KNOWN","createdAt":1772348400000}"#
+        let head = #"{"formatVersion":2,"measurements":["# + measurement + "],"
+        for (name, tail, place) in [
+            ("trailing comma", #""batterySamples":[{"id":"b1","percent":5,"timestamp":1,"createdAt":1,}],"exportedAt":1773600000000}"#, #"in "batterySamples""#),
+            ("lone surrogate", #""batterySamples":[{"id":"b\ud800","percent":5,"timestamp":1,"createdAt":1}],"exportedAt":1773600000000}"#, #"in "batterySamples""#),
+            ("unknown key", #""zzz\ud800":1,"exportedAt":1773600000000}"#, #"after "measurements""#),
+            ("no colon", #""batterySamples" [],"exportedAt":1773600000000}"#, #"in "batterySamples""#),
+        ] {
+            let text = head + tail
+            for input in [["inspect", "file"], ["import", "file", "--store", "s"], ["verify", "file"]] {
+                let dir = TemporaryDirectory()
+                dir.write("file", text)
+                let result = try CLI.run(input.map { $0 == "file" || $0 == "s" ? dir.file($0) : $0 })
+                let shown = result.stdout + result.stderr
+                #expect(result.exitCode == 1 && shown.contains(place) && shown.contains("invalid JSON at byte"), "\(name), \(input[0]): \(shown)")
+                #expect(!shown.contains("not a UUID") && !shown.contains("unrecognized date"), "\(name), \(input[0]): \(shown)")
+                #expect(!FileManager.default.fileExists(atPath: dir.file("s")))
+                if name == "trailing comma" {
+                    // The file's own byte, as the parser counts it: the `}` after the comma.
+                    let byte = text.utf8.count - #"}],"exportedAt":1773600000000}"#.utf8.count
+                    #expect(shown.contains("invalid JSON at byte \(byte):"), "\(name), \(input[0]): \(shown)")
+                }
+            }
+        }
+    }
+
 }

@@ -24,11 +24,14 @@ final class JSONScanner {
     private var captured: [UInt8] = []
     let limits: ArchiveLimits
 
-    init(source: ByteSource, limits: ArchiveLimits, capacity: Int = 256 * 1024) {
+    /// - Parameter offset: where `source` starts in the JSON text (a look ahead's, from the
+    ///   scanner it looks ahead of), so that messages name the file's byte.
+    init(source: ByteSource, limits: ArchiveLimits, capacity: Int = 256 * 1024, startingAt offset: Int64 = 0) {
         self.source = source
         self.limits = limits
         self.capacity = capacity
         self.buffer = .allocate(capacity: capacity)
+        bytesBeforeBuffer = offset
     }
 
     deinit { buffer.deallocate() }

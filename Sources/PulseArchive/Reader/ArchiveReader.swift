@@ -182,19 +182,16 @@ public struct ArchiveReader {
         // apart: a look ahead from here over the rest of the top level, whose bytes the
         // parser then reads again.
         let limits = self.limits
-        parser.probeDialect = {
+        parser.probeDialect = { key in
             replay.record()
             defer { replay.replay() }
-            let lookAhead = JSONScanner(source: PrefixedSource(scanner.unreadBytes(), then: replay), limits: limits)
+            let lookAhead = JSONScanner(source: PrefixedSource(scanner.unreadBytes(), then: replay), limits: limits, startingAt: scanner.offset)
             var probe = EnvelopeParser(scanner: lookAhead, counted: counted, summary: ArchiveSummary(), problems: ProblemSink(collects: false))
-            do {
-                return try probe.skimRemainder() ?? .ios
-            } catch let error as ArchiveError where error.kind == .io || error.kind == .damagedCompression || error.kind == .limitExceeded {
-                throw error
-            } catch {
-                // Malformed text ahead: the parser meets it again, at its own offset.
-                return .ios
-            }
+            // Malformed text ahead is thrown from here, where it was found: read as the app's
+            // dialect for want of the key that would have told, the table before it would
+            // fail first, on values that are the other dialect's (an Android id "m1" as "not a
+            // UUID"), and that message would be the one shown.
+            return try probe.skimRemainder(after: key) ?? .ios
         }
         if let progress {
             let total = size ?? 0

@@ -18,7 +18,7 @@ struct EnvelopeParser {
     var dialect: ArchiveDialect?
     var dayKey: (Int64) -> String = { _ in "" }
     /// Looks ahead, from the value about to be read, for what tells the dialects apart.
-    var probeDialect: () throws -> ArchiveDialect = { .ios }
+    var probeDialect: (_ key: String) throws -> ArchiveDialect = { _ in .ios }
     /// The file's size once it is read, for a source whose size is not known before (a pipe).
     var fileBytesAtEnd: (() -> Int64)?
     var unknownNames = NameTally()
@@ -124,7 +124,7 @@ struct EnvelopeParser {
         } else if AndroidDialect.iosOnlyKeys.contains(key) {
             dialect = .ios
         } else if ArchiveTable.named(key) != nil || ExtensionTable(rawValue: key) != nil {
-            dialect = try probeDialect()
+            dialect = try probeDialect(key)
         }
     }
 
@@ -306,14 +306,19 @@ struct EnvelopeParser {
     /// The dialect, looking ahead from a member's value (the scanner stands after its colon)
     /// over the rest of the top level; it stops at the first key that decides. Nil when none
     /// does (the app's dialect, then).
-    mutating func skimRemainder() throws -> ArchiveDialect? {
-        try scanner.skipValue(depth: 1)
-        while try scanner.continues(closer: JSONByte.closeBrace) {
-            let key = try scanner.readString(scratch: &scratch)
-            try scanner.expect(JSONByte.colon, "':'")
-            let isNumber = try scanner.peek().map { JSONByte.startsNumber($0) } ?? false
+    /// - Throws: what is wrong with the text ahead, placed by the top-level key it is in or after.
+    mutating func skimRemainder(after first: String) throws -> ArchiveDialect? {
+        var previous = first
+        try ArchiveError.placing(at: "in \(ShownText.quoted(first))", table: first) { try scanner.skipValue(depth: 1) }
+        while try ArchiveError.placing(at: "after \(ShownText.quoted(previous))", table: nil, { try scanner.continues(closer: JSONByte.closeBrace) }) {
+            let key = try ArchiveError.placing(at: "after \(ShownText.quoted(previous))", table: nil) { try scanner.readString(scratch: &scratch) }
+            let isNumber = try ArchiveError.placing(at: "in \(ShownText.quoted(key))", table: key) {
+                try scanner.expect(JSONByte.colon, "':'")
+                return try scanner.peek().map { JSONByte.startsNumber($0) } ?? false
+            }
             if let dialect = Self.dialect(tellingBy: key, valueIsNumber: isNumber) { return dialect }
-            try scanner.skipValue(depth: 1)
+            try ArchiveError.placing(at: "in \(ShownText.quoted(key))", table: key) { try scanner.skipValue(depth: 1) }
+            previous = key
         }
         return nil
     }
