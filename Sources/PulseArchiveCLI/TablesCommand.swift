@@ -69,7 +69,7 @@ struct TablesCommand: Subcommand {
             for warning in summary.warnings { console.warn(warning.message) }
         case .store(let store):
             console.announceUpgrade(of: store, quiet: quiet)
-            try PulseStore.readSnapshot(storeDirectory: store, limits: limits) { content in
+            try PulseStore.readSnapshot(storeDirectory: store, limits: limits, warn: { console.warn($0.message) }) { content in
                 try writer.write(content) { rows in progress.update(rows: rows, done: 0, total: 0) }
             }
         }

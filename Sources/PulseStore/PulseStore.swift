@@ -47,6 +47,9 @@ public final class PulseStore {
         try StoreMigration.requireKnown(Int(try database.integer("PRAGMA user_version")), in: database)
         try configure(database, durable: true)
         try StoreMigration.migrate(database)
+        if let problem = try StoreSchema.readabilityProblem(in: database) {
+            throw StoreError(.incompatibleStore, "cannot use the store \(directory): \(problem) (was the store edited by another program?)")
+        }
         return PulseStore(directory: directory, database: database)
     }
 

@@ -15,8 +15,9 @@ package struct StoreContent: ArchiveContent {
     }
 
     /// The tables of `database` in `schema`, and the documents of `documentTree` if given.
-    package init(database: SQLiteDatabase, schema: String, documentTree: DocumentTree?) {
-        self.init(database: database, schema: schema, documents: documentTree.map { StoreDocuments.Content(tree: $0) })
+    /// - Parameter limits: the export's, which decide whether a document travels as JSON.
+    package init(database: SQLiteDatabase, schema: String, documentTree: DocumentTree?, limits: ArchiveLimits = .standard) {
+        self.init(database: database, schema: schema, documents: documentTree.map { StoreDocuments.Content(tree: $0, limits: limits) })
     }
 
     package var hasDocuments: Bool { documents != nil }
@@ -47,10 +48,17 @@ package struct StoreContent: ArchiveContent {
             } catch let error as ArchiveError {
                 throw ArchiveError.unexportable(place, "the stored row is not valid JSON (\(error.problemInValue)) (was the store edited by another program?)", table: table.rawValue)
             }
+            // What the reader would refuse, refused here for every reader of the store (export,
+            // `tables --store`), named by the row.
+            if let problem = table.problem(with: row) {
+                throw ArchiveError.unexportable(place, problem, table: table.rawValue)
+            }
             // The store keeps each row under its key, unique by the column's index: a row whose
-            // own key is another would go out under that one, and could repeat one.
+            // own key is another would go out under that one, and could repeat one. Compared
+            // by bytes, as the index and the reader compare keys (Swift's `==` takes `é` and
+            // `e` + U+0301 for one string).
             let storedKey = statement.text(at: 1)
-            if table.problem(with: row) == nil, let key = table.key(of: row), key != storedKey {
+            if let key = table.key(of: row), !key.utf8.elementsEqual(storedKey.utf8) {
                 throw ArchiveError.unexportable(place, "the row's \(table.uniqueKey) \(ShownText.quoted(key)) is not the key it is kept under, \(ShownText.quoted(storedKey)) (was the store edited by another program?)",
                                                 table: table.rawValue)
             }

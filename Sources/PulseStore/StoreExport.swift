@@ -78,9 +78,15 @@ extension PulseStore {
 
     /// Reads the whole store as an export does (`tables --store`): `body` gets the same content,
     /// from one snapshot, under the store's shared lock; the store is opened read-only.
-    public static func readSnapshot<T>(storeDirectory: String, limits: ArchiveLimits = .standard, _ body: (any ArchiveContent) throws -> T) throws -> T {
+    /// - Parameter warn: called first with what an export would warn of (files of the document
+    ///   tree it leaves out).
+    public static func readSnapshot<T>(storeDirectory: String, limits: ArchiveLimits = .standard, warn: (ArchiveWarning) -> Void = { _ in },
+                                       _ body: (any ArchiveContent) throws -> T) throws -> T {
         try withReadAccess(storeDirectory) { store in
-            try store.withSnapshot(limits: limits) { content, _ in try body(content) }
+            try store.withSnapshot(limits: limits) { content, documents in
+                documents.warnings.forEach(warn)
+                return try body(content)
+            }
         }
     }
 

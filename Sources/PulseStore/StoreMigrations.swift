@@ -98,6 +98,17 @@ package struct StoreMigration: Sendable {
 
     /// - Throws: `StoreError.newerStore` for a store from a newer version.
     package static func requireKnown(_ version: Int, in database: SQLiteDatabase) throws {
+        // A version no step leaves, or one below the steps the store records as run: another
+        // program's edit (`PRAGMA user_version`), and the steps it would run again cannot.
+        if version < 0 {
+            throw StoreError(.incompatibleStore, "\(database.path) says schema version \(version), which no version of this tool writes (was the store edited by another program?)")
+        }
+        if version > 0, try database.integer(#"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schemaMigrations'"#) == 1 {
+            let recorded = try database.integer(#"SELECT count(*) FROM "schemaMigrations""#)
+            if recorded > version {
+                throw StoreError(.incompatibleStore, "\(database.path) says schema version \(version) but records \(recorded) steps of its schema as run (was the store edited by another program?)")
+            }
+        }
         if version > all.count {
             throw StoreError(
                 .newerStore,

@@ -76,11 +76,22 @@ package enum StoreSchema {
         let tables = ArchiveTable.all.map { ($0.key, $0.fields.map(\.name), $0.uniqueKey) }
             + [("settings", ["key", "value"], "key"), ("attachments", ["file", "contents"], "file")]
             + ExtensionTable.allCases.map { ($0.rawValue, [$0.uniqueKey, "row"], $0.uniqueKey) }
-        let columns = try database.prepare("SELECT name FROM pragma_table_info(?1, ?2)")
+        // SQLite names columns in any letter case (`"NAME"` reads `name`).
+        let columns = try database.prepare("SELECT lower(name) FROM pragma_table_info(?1, ?2)")
         let uniqueKey = try database.prepare("""
             SELECT EXISTS (SELECT 1 FROM pragma_index_list(?1, ?2) AS list WHERE list."unique" = 1 AND list.partial = 0
-              AND (SELECT group_concat(name, char(0)) FROM pragma_index_info(list.name, ?2)) = ?3)
+              AND (SELECT lower(group_concat(name, char(0))) FROM pragma_index_info(list.name, ?2)) = lower(?3))
             """)
+        // What the store's code reads besides the tables: the record of an import's pending
+        // document swap. And no trigger: the store has none, and one a hand edit left would run
+        // inside an import (a merge that deletes other rows as it inserts).
+        if try database.integer("SELECT count(*) FROM \(schema).sqlite_master WHERE type = 'table' AND name = 'documentSwaps'") == 0 {
+            return "it has no table \"documentSwaps\""
+        }
+        let triggers = try database.prepare("SELECT name FROM \(schema).sqlite_master WHERE type = 'trigger' ORDER BY name LIMIT 1")
+        if try triggers.step() {
+            return "it has a trigger, \(ShownText.quoted(triggers.text(at: 0))), which no version of this tool makes and which would run inside an import"
+        }
         for (table, fields, key) in tables {
             columns.reset()
             try columns.bind(text: table, at: 1)
@@ -88,7 +99,7 @@ package enum StoreSchema {
             var present: Set<String> = []
             while try columns.step() { present.insert(columns.text(at: 0)) }
             guard !present.isEmpty else { return "it has no table \"\(table)\"" }
-            if let missing = fields.first(where: { !present.contains($0) }) {
+            if let missing = fields.first(where: { !present.contains($0.lowercased()) }) {
                 return "its table \"\(table)\" has no column \"\(missing)\""
             }
             uniqueKey.reset()

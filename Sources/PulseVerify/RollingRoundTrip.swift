@@ -144,7 +144,7 @@ final class RollingRoundTrip {
     func finish() throws -> DocumentTree {
         try end()
         let documents = DocumentTree(spool: tree)
-        try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main", documentTree: documents), extensionTable: nil))
+        try readBack(RoundTripContent(store: StoreContent(database: database, schema: "main", documentTree: documents, limits: limits), extensionTable: nil))
         try comparison?.compareSettingsAndAttachments()
         try database.execute("COMMIT")
         return documents

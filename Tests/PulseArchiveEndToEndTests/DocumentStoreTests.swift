@@ -184,6 +184,9 @@ struct DocumentStoreTests {
         let text = try CLI.shell("gzip -dc a.json.gz", in: dir.path).stdout
         #expect(text.contains(#""path":"Splits\/\#(split)""#) && text.contains(#""documentFiles":[{"base64":"#), "\(text.suffix(400))")
         try CLI.shell("\"$PA\" import a.json.gz --store t -q --no-backfill && cmp s/Splits/\(split) t/Splits/\(split)", in: dir.path)
+        // verify's own export of the restored store keeps to the limit it was given too.
+        let verified = try CLI.run(["verify", dir.file("a.json.gz"), "--store", dir.file("s"), "-q"] + limit)
+        #expect(verified.exitCode == 0, "\(verified.stdout)\(verified.stderr)")
         let again = try CLI.run(["export", "--store", dir.file("t"), "-o", dir.file("b.json.gz"), "-q"] + limit, environment: PlainExportTests.epoch)
         #expect(again.exitCode == 0 && FileManager.default.contents(atPath: dir.file("a.json.gz")) == FileManager.default.contents(atPath: dir.file("b.json.gz")))
     }

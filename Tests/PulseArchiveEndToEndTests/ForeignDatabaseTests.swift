@@ -39,18 +39,25 @@ struct ForeignDatabaseTests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("out.json.gz")) && !FileManager.default.fileExists(atPath: dir.file("tables")))
     }
 
-    @Test("a store a hand edit left without a column, a table or a key's unique index is refused by every reader, named, and never read with a made-up value")
+    @Test("a store a hand edit left without a column, a table or a key's unique index, with a trigger or a schema version no step leaves, is refused by every reader and by import, named, and never read with a made-up value")
     func editedSchemaIsRefused() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("store"), days: 2)
         for (sql, problem) in [
             // SQLite's legacy rule read `"name"` as the string 'name' once the column was gone:
             // every profile exported with the name "name".
-            ("ALTER TABLE userProfiles DROP COLUMN name", #"its table "userProfiles" has no column "name""#),
-            ("ALTER TABLE cycleDays DROP COLUMN updatedAt", #"its table "cycleDays" has no column "updatedAt""#),
-            ("DROP TABLE coachSummaries", #"it has no table "coachSummaries""#),
-            ("DROP INDEX measurementsUniqueKey", #"its table "measurements" has no unique index on "id""#),
-            ("CREATE TABLE m2 AS SELECT * FROM mealEntries; DROP TABLE mealEntries; ALTER TABLE m2 RENAME TO mealEntries", #"its table "mealEntries" has no unique index on "id""#),
+            ("ALTER TABLE userProfiles DROP COLUMN name", #"cannot read the store STORE: its table "userProfiles" has no column "name""#),
+            ("ALTER TABLE cycleDays DROP COLUMN updatedAt", #"cannot read the store STORE: its table "cycleDays" has no column "updatedAt""#),
+            ("DROP TABLE coachSummaries", #"cannot read the store STORE: it has no table "coachSummaries""#),
+            ("DROP TABLE documentSwaps", #"cannot read the store STORE: it has no table "documentSwaps""#),
+            ("DROP INDEX measurementsUniqueKey", #"cannot read the store STORE: its table "measurements" has no unique index on "id""#),
+            ("CREATE TABLE m2 AS SELECT * FROM mealEntries; DROP TABLE mealEntries; ALTER TABLE m2 RENAME TO mealEntries", #"cannot read the store STORE: its table "mealEntries" has no unique index on "id""#),
+            // A trigger would run inside an import: one like this emptied a table during a merge.
+            ("CREATE TRIGGER t1 AFTER INSERT ON measurements BEGIN DELETE FROM batterySamples; END", #"cannot read the store STORE: it has a trigger, "t1""#),
+            // A version no step leaves (it stopped every command with SIGILL), or one below the
+            // steps the store records as run.
+            ("PRAGMA user_version = -1", "STORE/pulse.sqlite says schema version -1, which no version of this tool writes"),
+            ("PRAGMA user_version = 6", "STORE/pulse.sqlite says schema version 6 but records"),
         ] {
             let store = dir.file("edited")
             try? FileManager.default.removeItem(atPath: store)
@@ -60,11 +67,22 @@ struct ForeignDatabaseTests {
                               ["tables", "--store", store, "-o", dir.file("tables")], ["verify", Repository.sampleFormat1, "--store", store]] {
                 let result = try CLI.run(arguments)
                 #expect(result.exitCode == 1 && result.stdout.isEmpty, "\(sql): \(arguments.first!): exit \(result.exitCode) \(result.stdout.prefix(200))")
-                #expect(result.stderr.contains("cannot read the store \(store): \(problem)") && result.stderr.contains("edited by another program"),
+                #expect(result.stderr.contains(problem.replacingOccurrences(of: "STORE", with: store)) && result.stderr.contains("edited by another program"),
                         "\(sql): \(arguments.first!): \(result.stderr)")
             }
             #expect(!FileManager.default.fileExists(atPath: dir.file("out.json.gz")) && !FileManager.default.fileExists(atPath: dir.file("tables")))
+            // An import into it is refused before anything changes.
+            let before = FileManager.default.contents(atPath: store + "/pulse.sqlite")
+            let merge = try CLI.run(["import", Repository.sampleFormat1, "--store", store, "--merge", "-q"])
+            #expect(merge.exitCode == 1 && merge.stderr.contains("edited by another program"), "\(sql): import: \(merge.stderr)")
+            #expect(FileManager.default.contents(atPath: store + "/pulse.sqlite") == before, "\(sql): the import changed the store")
         }
+        // SQLite names columns in any letter case: a column renamed so is read as it was.
+        let renamed = dir.file("renamed")
+        try FileManager.default.copyItem(atPath: dir.file("store"), toPath: renamed)
+        try CLI.shell("sqlite3 renamed/pulse.sqlite 'ALTER TABLE userProfiles RENAME COLUMN name TO NAME'", in: dir.path)
+        try CLI.shell("\"$PA\" export --store store -o a.json -q --compression none && \"$PA\" export --store renamed -o b.json -q --compression none && cmp a.json b.json",
+                      environment: PlainExportTests.epoch, in: dir.path)
     }
 
 }

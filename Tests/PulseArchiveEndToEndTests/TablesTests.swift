@@ -177,6 +177,31 @@ struct TablesTests {
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.file("some"))) == ["measurements.csv", "settings.csv", "tables.json"])
     }
 
+    @Test("--store refuses what export refuses of a store a hand edit changed, with the same message, and warns of what export warns of")
+    func storeSourceRefusesWhatExportRefuses() throws {
+        let dir = TemporaryDirectory()
+        try Self.sh("\"$PA\" import \(Repository.sampleAndroid) --store s -q 2>/dev/null", in: dir)
+        for (sql, message) in [
+            (#"INSERT INTO mealEntries VALUES ('m9', '[1]')"#, "cannot be exported: expected a row object"),
+            (#"INSERT INTO mealEntries VALUES ('m9', '{"x":1}')"#, #"cannot be exported: missing the required field "id""#),
+            ("ALTER TABLE userProfiles DROP COLUMN unitsRaw; ALTER TABLE userProfiles ADD COLUMN unitsRaw TEXT", #"userProfiles[0]: the required field "unitsRaw" has no value"#),
+        ] {
+            dir.write("edit.sql", sql + ";\n")
+            try Self.sh("rm -rf e && cp -a s e && sqlite3 e/pulse.sqlite < edit.sql", in: dir)
+            let export = try Self.sh("\"$PA\" export --store e -o e.json.gz", in: dir, expectingSuccess: false)
+            let tables = try Self.sh("\"$PA\" tables --store e -o t", in: dir, expectingSuccess: false)
+            #expect(export.exitCode == 1 && export.stderr.contains(message), "\(sql): export: \(export.stderr)")
+            #expect(tables.exitCode == 1 && tables.stderr == export.stderr, "\(sql): tables: \(tables.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: dir.file("t")) && !FileManager.default.fileExists(atPath: dir.file("e.json.gz")))
+        }
+        // A document file export leaves out with a warning, tables leaves out with the same one.
+        try Self.sh("mkdir -p s/Splits && printf '{}' > \"s/Splits/$(printf 'caf\\351').json\"", in: dir)
+        let export = try Self.sh("\"$PA\" export --store s -o w.json.gz", in: dir)
+        let tables = try Self.sh("\"$PA\" tables --store s -o w", in: dir)
+        let warning = #"warning: documents: Splits/caf\xE9.json has a name that is not UTF-8 (not archived, left in place)"#
+        #expect(export.stderr.contains(warning) && tables.stderr.contains(warning), "export: \(export.stderr)\ntables: \(tables.stderr)")
+    }
+
     @Test("refused: a folder that is not empty, a link, a file, an unknown --table, both or no source; nothing changes")
     func refusals() throws {
         let dir = TemporaryDirectory()

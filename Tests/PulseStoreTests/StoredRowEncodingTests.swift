@@ -138,7 +138,7 @@ struct StoredRowEncodingTests {
             // A key in lower case: the store's index would let its upper-case twin in, and a
             // reader takes the two for one key.
             ("UPDATE measurements SET id = lower(id) WHERE rowid = 3", "measurements[2].id: cannot be exported: the store holds the key"),
-            ("UPDATE measurements SET id = lower((SELECT id FROM measurements WHERE rowid = 4)) WHERE rowid = 3", "in lower case, where it keeps keys upper-case"),
+            ("UPDATE measurements SET id = lower((SELECT id FROM measurements WHERE rowid = 4)) WHERE rowid = 3", "with lower-case letters, where it keeps keys upper-case"),
             ("UPDATE sleepStageBlocks SET id = substr(id, 1, 35) || 'a' WHERE rowid = 1", "sleepStageBlocks[0].id: cannot be exported: the store holds the key"),
         ] {
             let edited: (dir: TemporaryDirectory, store: String)
@@ -164,6 +164,10 @@ struct StoredRowEncodingTests {
             (#"INSERT INTO foodProducts VALUES ('c1', '{"name":"no code"}')"#, #"foodProducts[0]: cannot be exported: missing the required field "code""#),
             (#"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1"}'), ('m2', '{"id":"other"}')"#,
              #"mealEntries[1]: cannot be exported: the row's id "other" is not the key it is kept under, "m2""#),
+            // The same text to Swift's `==`, another key to the index and the reader.
+            (#"INSERT INTO mealEntries VALUES ('m\#u{E9}', '{"id":"me\u0301"}')"#,
+             #"mealEntries[0]: cannot be exported: the row's id "me\#u{301}" is not the key it is kept under, "m\#u{E9}""#),
+            (#"INSERT INTO mealEntries VALUES ('m1', '{"id":true}')"#, #"mealEntries[0]: cannot be exported: its "id" is a boolean, where a string or a number belongs"#),
             (#"INSERT INTO mealEntries VALUES ('m1', 'not json')"#, "mealEntries[0]: cannot be exported: the stored row is not valid JSON (invalid JSON at byte"),
             (#"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1"} {}')"#, "mealEntries[0]: cannot be exported: the stored row is not valid JSON ("),
             (#"INSERT INTO mealEntries VALUES ('m1', '{"id":"m1","x":\#(nested)}')"#, "mealEntries[0]: cannot be exported: the stored row is not valid JSON (JSON nesting"),

@@ -31,7 +31,13 @@ public enum ExtensionTable: String, Sendable, CaseIterable {
     /// and for the writer, which refuses what the reader would.
     public func problem(with row: JSONNode) -> String? {
         guard case .object = row else { return "expected a row object" }
-        return key(of: row) == nil ? "missing the required field \"\(uniqueKey)\"" : nil
+        switch row[uniqueKey] {
+        case .string?, .number?: return nil
+        case nil, .null?: return "missing the required field \"\(uniqueKey)\""
+        case .bool?: return "its \"\(uniqueKey)\" is a boolean, where a string or a number belongs"
+        case .array?: return "its \"\(uniqueKey)\" is an array, where a string or a number belongs"
+        case .object?: return "its \"\(uniqueKey)\" is an object, where a string or a number belongs"
+        }
     }
 
     /// The row's unique value as text, or nil when it has none.

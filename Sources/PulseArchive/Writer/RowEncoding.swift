@@ -104,7 +104,7 @@ public struct RowEncoding {
             for member in members {
                 if isNull(member.field) {
                     if member.isOptional { continue }
-                    throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: the required field \"\(table.fields[member.field].name)\" has no value")
+                    throw ArchiveError.requiredFieldWithoutValue(table, index, member.field)
                 }
                 if !first { out.append(JSONByte.comma) }
                 first = false

@@ -46,7 +46,7 @@ package enum StoredField {
                 throw Mismatch("the store holds \(ValueParsing.quoted(Array(bytes))) where a UUID belongs (was the store edited by another program?)")
             }
             if isKey, CanonicalUUID.hasLowerCase(bytes) {
-                throw Mismatch("the store holds the key \(ValueParsing.quoted(Array(bytes))) in lower case, where it keeps keys upper-case: "
+                throw Mismatch("the store holds the key \(ValueParsing.quoted(Array(bytes))) with lower-case letters, where it keeps keys upper-case: "
                     + "its index would let the same key in upper case repeat it, and no reader takes an archive with a repeated key "
                     + "(was the store edited by another program? upper() in SQL mends it)")
             }
@@ -142,7 +142,10 @@ public struct StoredRowValues {
                 throw ArchiveError.unexportable(table, index, field, error.problem)
             }
             switch value {
-            case .null: break
+            case .null:
+                // Refused here as the export refuses it, so `tables --store` writes no row an
+                // export would not.
+                if !table.fields[field].isOptional { throw ArchiveError.requiredFieldWithoutValue(table, index, field) }
             case .integer(let v): values[field] = .int(v)
             case .real(let v): values[field] = .double(v)
             case .bool(let v): values[field] = .bool(v)
@@ -157,6 +160,11 @@ public struct StoredRowValues {
 }
 
 extension ArchiveError {
+    /// A required field a row has no value for: no archive may hold the row.
+    static func requiredFieldWithoutValue(_ table: ArchiveTable, _ index: Int, _ field: Int) -> ArchiveError {
+        ArchiveError(.invalidValue, "\(table.key)[\(index)]: the required field \"\(table.fields[field].name)\" has no value")
+    }
+
     /// A value of a table's row that no archive may hold as it is, named by table, row and field.
     static func unexportable(_ table: ArchiveTable, _ index: Int, _ field: Int, _ problem: String) -> ArchiveError {
         unexportable("\(table.key)[\(index)].\(table.fields[field].name)", problem, table: table.key)
