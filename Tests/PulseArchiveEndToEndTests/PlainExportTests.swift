@@ -100,6 +100,7 @@ struct PlainExportTests {
             ("-o x.json.gz.", "'-o x.json.gz.' ends in a dot, which FAT and exFAT (USB sticks) and Windows drop from a name: name it x.json.gz"),
             ("--compression none -o x.json..", "ends in a dot, which FAT and exFAT (USB sticks) and Windows drop from a name: name it x.json"),
             ("-o sub/x.json.gz.age. -r \(key)", "name it sub/x.json.gz.age"),
+            ("-o 'x.json.gz. '", "'-o x.json.gz. ' ends in a space, which Windows drops from a name and no listing shows: name it x.json.gz"),
         ]
         for (arguments, message) in refused {
             // A store that does not exist: the name is refused before the store is looked at.

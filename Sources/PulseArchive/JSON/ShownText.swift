@@ -7,9 +7,14 @@
 /// `debugDescription` gives the C0 ones, which the other messages quoting a value use.
 public enum ShownText {
     /// `text` in quotes, escaped as `debugDescription` escapes it, C1 controls included: for
-    /// a value named inside a message (`unknown field "a\u{1B}b"`).
+    /// a value named inside a message (`unknown field "a\u{1B}b"`). NUL is `\u{0}`, not
+    /// `\0`, which before a digit reads as an octal escape (`\01M6…` for NUL, `01M6…`).
     public static func quoted(_ text: String) -> String {
-        escapingControls(text.debugDescription)
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            out += scalar == "\0" ? "\\u{0}" : scalar.escaped(asASCII: false)
+        }
+        return escapingControls(out + "\"")
     }
 
     /// `text` with every control character but newline and tab shown as its escape: for
