@@ -240,6 +240,12 @@ extension PulseStore {
         var stagings: [String] = []
         while try pending.step() { stagings.append(pending.text(at: 0)) }
         for staging in stagings {
+            // Only a name an import gives its staging directory, inside the store: the swap
+            // moves and removes folders by it (`StoreSchema.readabilityProblem` refuses a store
+            // that records any other before this runs).
+            guard StoreSchema.isStagingName(staging) else {
+                throw StoreError(.incompatibleStore, "the store \(directory) records an unfinished document swap from \(ShownText.quoted(staging)), a name this tool never gives one (was the store edited by another program?)")
+            }
             // The swap and its record's removal are one step for an interruption: one that
             // came while the trees were being moved (the directory's fsync can take a while)
             // ended the process with the swap half done and the whole staging folder (the

@@ -1,3 +1,4 @@
+import Foundation
 import PulseArchive
 import PulseSQLite
 
@@ -68,49 +69,77 @@ package enum StoreSchema {
             + ExtensionTable.allCases.map(createExtensionTable)
     }
 
-    /// Why the rows of a store's database cannot be read as an export reads them, or nil: a
-    /// table or column missing (a hand edit dropped it), or a key without the unique index or
-    /// constraint that keeps it from repeating (an archive with a repeated key is one no reader
-    /// takes). Asked of a store of the current schema before anything reads it.
+    /// Why the rows of a store's database cannot be read and written as this tool reads and
+    /// writes them, or nil. Asked of a store of the current schema whenever it is opened. A hand
+    /// edit can leave: a table or column missing (SQLite read a missing `"name"` as the string
+    /// 'name'); a column of another declared type (its affinity converts what an import writes:
+    /// the text "0010" kept as 10, -0.0 as 0); a key without the unique index or constraint that
+    /// keeps it from repeating; a CHECK constraint (an import's `INSERT OR IGNORE` skips the rows
+    /// it fails, without a word); a view or a table without rowid where a table belongs; a
+    /// trigger (it would run inside an import); a pending document swap under a name this tool
+    /// never gives one (finishing it renames and removes folders by that name).
     package static func readabilityProblem(in database: SQLiteDatabase, schema: String = "main") throws -> String? {
-        let tables = ArchiveTable.all.map { ($0.key, $0.fields.map(\.name), $0.uniqueKey) }
-            + [("settings", ["key", "value"], "key"), ("attachments", ["file", "contents"], "file")]
-            + ExtensionTable.allCases.map { ($0.rawValue, [$0.uniqueKey, "row"], $0.uniqueKey) }
-        // SQLite names columns in any letter case (`"NAME"` reads `name`).
-        let columns = try database.prepare("SELECT lower(name) FROM pragma_table_info(?1, ?2)")
+        typealias Expected = (table: String, columns: [(name: String, type: String)], key: String)
+        let tables: [Expected] = ArchiveTable.all.map { table in (table.key, table.fields.map { ($0.name, columnType($0.type)) }, table.uniqueKey) }
+            + [("settings", [("key", "TEXT"), ("value", "TEXT")], "key"), ("attachments", [("file", "TEXT"), ("contents", "BLOB")], "file")]
+            + ExtensionTable.allCases.map { ($0.rawValue, [($0.uniqueKey, "TEXT"), ("row", "TEXT")], $0.uniqueKey) }
+            + [("documentSwaps", [("staging", "TEXT")], "staging")]
+        let kind = try database.prepare("""
+            SELECT list.type, list.wr, coalesce(master.sql, '') FROM pragma_table_list(?1) AS list
+              JOIN \(schema).sqlite_master AS master ON master.name = list.name AND master.type = list.type
+              WHERE list.schema = ?2
+            """)
+        // SQLite names columns and types in any letter case (`"NAME"` reads `name`).
+        let columns = try database.prepare("SELECT lower(name), upper(type) FROM pragma_table_info(?1, ?2)")
         let uniqueKey = try database.prepare("""
             SELECT EXISTS (SELECT 1 FROM pragma_index_list(?1, ?2) AS list WHERE list."unique" = 1 AND list.partial = 0
               AND (SELECT lower(group_concat(name, char(0))) FROM pragma_index_info(list.name, ?2)) = lower(?3))
             """)
-        // What the store's code reads besides the tables: the record of an import's pending
-        // document swap. And no trigger: the store has none, and one a hand edit left would run
-        // inside an import (a merge that deletes other rows as it inserts).
-        if try database.integer("SELECT count(*) FROM \(schema).sqlite_master WHERE type = 'table' AND name = 'documentSwaps'") == 0 {
-            return "it has no table \"documentSwaps\""
-        }
         let triggers = try database.prepare("SELECT name FROM \(schema).sqlite_master WHERE type = 'trigger' ORDER BY name LIMIT 1")
         if try triggers.step() {
             return "it has a trigger, \(ShownText.quoted(triggers.text(at: 0))), which no version of this tool makes and which would run inside an import"
         }
-        for (table, fields, key) in tables {
-            columns.reset()
-            try columns.bind(text: table, at: 1)
-            try columns.bind(text: schema, at: 2)
-            var present: Set<String> = []
-            while try columns.step() { present.insert(columns.text(at: 0)) }
-            guard !present.isEmpty else { return "it has no table \"\(table)\"" }
-            if let missing = fields.first(where: { !present.contains($0.lowercased()) }) {
-                return "its table \"\(table)\" has no column \"\(missing)\""
+        for (table, expected, key) in tables {
+            for statement in [kind, columns, uniqueKey] {
+                statement.reset()
+                try statement.bind(text: table, at: 1)
+                try statement.bind(text: schema, at: 2)
             }
-            uniqueKey.reset()
-            try uniqueKey.bind(text: table, at: 1)
-            try uniqueKey.bind(text: schema, at: 2)
+            guard try kind.step() else { return "it has no table \"\(table)\"" }
+            guard kind.text(at: 0) == "table" else { return "its \"\(table)\" is a \(kind.text(at: 0)), not a table" }
+            guard kind.int64(at: 1) == 0 else { return "its table \"\(table)\" is a table without rowid, which this tool does not read" }
+            if kind.text(at: 2).range(of: #"\bCHECK\s*\("#, options: [.regularExpression, .caseInsensitive]) != nil {
+                return "its table \"\(table)\" has a CHECK constraint, which no version of this tool makes and which would make an import skip rows without a word"
+            }
+            var present: [String: String] = [:]
+            while try columns.step() { present[columns.text(at: 0)] = columns.text(at: 1) }
+            for (name, type) in expected {
+                guard let declared = present[name.lowercased()] else { return "its table \"\(table)\" has no column \"\(name)\"" }
+                guard declared == type else {
+                    return "its table \"\(table)\" declares the column \"\(name)\" \(declared.isEmpty ? "without a type" : declared), where this tool makes it \(type.isEmpty ? "without a type" : type)"
+                }
+            }
             try uniqueKey.bind(text: key, at: 3)
             guard try uniqueKey.step(), uniqueKey.int64(at: 0) == 1 else {
                 return "its table \"\(table)\" has no unique index on \"\(key)\", so a key may repeat there, which no archive may hold"
             }
         }
+        let swaps = try database.prepare(#"SELECT "staging" FROM \#(schema)."documentSwaps""#)
+        while try swaps.step() {
+            let staging = swaps.text(at: 0)
+            guard isStagingName(staging) else {
+                return "it records an unfinished document swap from \(ShownText.quoted(staging)), a name this tool never gives one, and finishing it would move and remove folders by it"
+            }
+        }
         return nil
+    }
+
+    /// The name an import gives its staging directory inside the store: `.staging-<pid>`.
+    package static func isStagingName(_ name: String) -> Bool {
+        let prefix = ".staging-"
+        guard name.hasPrefix(prefix) else { return false }
+        let digits = name.utf8.dropFirst(prefix.utf8.count)
+        return !digits.isEmpty && digits.count <= 20 && digits.allSatisfy { (0x30...0x39).contains($0) }
     }
 
     package static func columnList(_ table: ArchiveTable) -> String {

@@ -39,10 +39,23 @@ struct ForeignDatabaseTests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("out.json.gz")) && !FileManager.default.fileExists(atPath: dir.file("tables")))
     }
 
+    /// SQL that rebuilds `cycleDays` as a hand edit might, with its rows and its index.
+    static func rebuiltCycleDays(notes: String = "TEXT", check: String = "", after: String = "") -> String {
+        """
+        CREATE TABLE c2 AS SELECT * FROM cycleDays; DROP TABLE cycleDays;
+        CREATE TABLE cycleDays ("dateString" TEXT NOT NULL, "date" INTEGER NOT NULL, "isPeriod" INTEGER NOT NULL, "isDisturbed" INTEGER NOT NULL,
+          "disturbedAutoDetected" INTEGER NOT NULL, "notes" \(notes), "updatedAt" INTEGER NOT NULL\(check))\(after);
+        INSERT INTO cycleDays SELECT * FROM c2; DROP TABLE c2;
+        CREATE UNIQUE INDEX "cycleDaysUniqueKey" ON "cycleDays" ("dateString")
+        """
+    }
+
     @Test("a store a hand edit left without a column, a table or a key's unique index, with a trigger or a schema version no step leaves, is refused by every reader and by import, named, and never read with a made-up value")
     func editedSchemaIsRefused() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("store"), days: 2)
+        try FileManager.default.createDirectory(atPath: dir.file("victim"), withIntermediateDirectories: false)
+        dir.write("victim/keep.txt", "mine")
         for (sql, problem) in [
             // SQLite's legacy rule read `"name"` as the string 'name' once the column was gone:
             // every profile exported with the name "name".
@@ -56,13 +69,26 @@ struct ForeignDatabaseTests {
             ("CREATE TRIGGER t1 AFTER INSERT ON measurements BEGIN DELETE FROM batterySamples; END", #"cannot read the store STORE: it has a trigger, "t1""#),
             // A version no step leaves (it stopped every command with SIGILL), or one below the
             // steps the store records as run.
+            // Rebuilt tables a hand edit can leave: an affinity that converts what an import
+            // writes, a CHECK that makes INSERT OR IGNORE skip rows, no rowid, a view.
+            (Self.rebuiltCycleDays(notes: "NUMERIC"), #"cannot read the store STORE: its table "cycleDays" declares the column "notes" NUMERIC, where this tool makes it TEXT"#),
+            (Self.rebuiltCycleDays(check: ", CHECK (isPeriod IN (0, 1))"), #"cannot read the store STORE: its table "cycleDays" has a CHECK constraint"#),
+            (Self.rebuiltCycleDays(check: ", PRIMARY KEY (dateString)", after: " WITHOUT ROWID"), #"cannot read the store STORE: its table "cycleDays" is a table without rowid"#),
+            ("CREATE TABLE c2 AS SELECT * FROM cycleDays; DROP TABLE cycleDays; CREATE VIEW cycleDays AS SELECT * FROM c2", #"cannot read the store STORE: its "cycleDays" is a view, not a table"#),
+            ("DROP TABLE documentSwaps; CREATE TABLE documentSwaps (other TEXT)", #"cannot read the store STORE: its table "documentSwaps" has no column "staging""#),
+            // A pending swap is finished by moving and removing folders by its name: only the
+            // name an import gives it, inside the store (`..` removed the store's parent).
+            ("INSERT INTO documentSwaps VALUES ('..')", #"cannot read the store STORE: it records an unfinished document swap from "..""#),
+            ("INSERT INTO documentSwaps VALUES ('../victim')", #"it records an unfinished document swap from "../victim""#),
+            ("INSERT INTO documentSwaps VALUES ('Splits')", #"it records an unfinished document swap from "Splits""#),
             ("PRAGMA user_version = -1", "STORE/pulse.sqlite says schema version -1, which no version of this tool writes"),
             ("PRAGMA user_version = 6", "STORE/pulse.sqlite says schema version 6 but records"),
         ] {
             let store = dir.file("edited")
             try? FileManager.default.removeItem(atPath: store)
             try FileManager.default.copyItem(atPath: dir.file("store"), toPath: store)
-            try CLI.shell("sqlite3 edited/pulse.sqlite '\(sql)'", in: dir.path)
+            dir.write("edit.sql", sql + ";\n")
+            try CLI.shell("sqlite3 edited/pulse.sqlite < edit.sql", in: dir.path)
             for arguments in [["export", "--store", store, "-o", dir.file("out.json.gz")], ["export", "--store", store, "--compression", "none", "-o", "-"],
                               ["tables", "--store", store, "-o", dir.file("tables")], ["verify", Repository.sampleFormat1, "--store", store]] {
                 let result = try CLI.run(arguments)
@@ -76,7 +102,14 @@ struct ForeignDatabaseTests {
             let merge = try CLI.run(["import", Repository.sampleFormat1, "--store", store, "--merge", "-q"])
             #expect(merge.exitCode == 1 && merge.stderr.contains("edited by another program"), "\(sql): import: \(merge.stderr)")
             #expect(FileManager.default.contents(atPath: store + "/pulse.sqlite") == before, "\(sql): the import changed the store")
+            #expect(FileManager.default.fileExists(atPath: dir.file("victim/keep.txt")) && FileManager.default.fileExists(atPath: store + "/Splits"), "\(sql)")
         }
+        // The same rebuild with the types this tool declares is read as before.
+        let rebuilt = dir.file("rebuilt")
+        try FileManager.default.copyItem(atPath: dir.file("store"), toPath: rebuilt)
+        dir.write("rebuild.sql", Self.rebuiltCycleDays() + ";\n")
+        try CLI.shell("sqlite3 rebuilt/pulse.sqlite < rebuild.sql && \"$PA\" export --store store -o r1.json -q --compression none && \"$PA\" export --store rebuilt -o r2.json -q --compression none && cmp r1.json r2.json",
+                      environment: PlainExportTests.epoch, in: dir.path)
         // SQLite names columns in any letter case: a column renamed so is read as it was.
         let renamed = dir.file("renamed")
         try FileManager.default.copyItem(atPath: dir.file("store"), toPath: renamed)
