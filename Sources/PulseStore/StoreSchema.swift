@@ -74,7 +74,8 @@ package enum StoreSchema {
     /// edit can leave: a table or column missing (SQLite read a missing `"name"` as the string
     /// 'name'); a column of another declared type (its affinity converts what an import writes:
     /// the text "0010" kept as 10, -0.0 as 0); a key without the unique index or constraint that
-    /// keeps it from repeating; a CHECK constraint (an import's `INSERT OR IGNORE` skips the rows
+    /// keeps it from repeating, by its bytes (under NOCASE a merge would drop a meal whose id
+    /// differs from another's in letter case only); a CHECK constraint (an import's `INSERT OR IGNORE` skips the rows
     /// it fails, without a word); a view or a table without rowid where a table belongs; a
     /// trigger (it would run inside an import); a pending document swap under a name this tool
     /// never gives one (finishing it renames and removes folders by that name).
@@ -93,7 +94,8 @@ package enum StoreSchema {
         let columns = try database.prepare("SELECT lower(name), upper(type) FROM pragma_table_info(?1, ?2)")
         let uniqueKey = try database.prepare("""
             SELECT EXISTS (SELECT 1 FROM pragma_index_list(?1, ?2) AS list WHERE list."unique" = 1 AND list.partial = 0
-              AND (SELECT lower(group_concat(name, char(0))) FROM pragma_index_info(list.name, ?2)) = lower(?3))
+              AND (SELECT lower(group_concat(name, char(0))) FROM pragma_index_info(list.name, ?2)) = lower(?3)
+              AND (SELECT upper(group_concat(coll)) FROM pragma_index_xinfo(list.name, ?2) WHERE key = 1) = 'BINARY')
             """)
         let triggers = try database.prepare("SELECT name FROM \(schema).sqlite_master WHERE type = 'trigger' ORDER BY name LIMIT 1")
         if try triggers.step() {
@@ -121,7 +123,7 @@ package enum StoreSchema {
             }
             try uniqueKey.bind(text: key, at: 3)
             guard try uniqueKey.step(), uniqueKey.int64(at: 0) == 1 else {
-                return "its table \"\(table)\" has no unique index on \"\(key)\", so a key may repeat there, which no archive may hold"
+                return "its table \"\(table)\" has no unique index on \"\(key)\" comparing its bytes, so a key may repeat there, which no archive may hold, or two keys count as one"
             }
         }
         let swaps = try database.prepare(#"SELECT "staging" FROM \#(schema)."documentSwaps""#)

@@ -75,6 +75,8 @@ struct ForeignDatabaseTests {
             (Self.rebuiltCycleDays(check: ", CHECK (isPeriod IN (0, 1))"), #"cannot read the store STORE: its table "cycleDays" has a CHECK constraint"#),
             (Self.rebuiltCycleDays(check: ", PRIMARY KEY (dateString)", after: " WITHOUT ROWID"), #"cannot read the store STORE: its table "cycleDays" is a table without rowid"#),
             ("CREATE TABLE c2 AS SELECT * FROM cycleDays; DROP TABLE cycleDays; CREATE VIEW cycleDays AS SELECT * FROM c2", #"cannot read the store STORE: its "cycleDays" is a view, not a table"#),
+            (#"DROP INDEX cycleDaysUniqueKey; CREATE UNIQUE INDEX cycleDaysUniqueKey ON cycleDays (dateString COLLATE NOCASE)"#,
+             #"cannot read the store STORE: its table "cycleDays" has no unique index on "dateString" comparing its bytes"#),
             ("DROP TABLE documentSwaps; CREATE TABLE documentSwaps (other TEXT)", #"cannot read the store STORE: its table "documentSwaps" has no column "staging""#),
             // A pending swap is finished by moving and removing folders by its name: only the
             // name an import gives it, inside the store (`..` removed the store's parent).
