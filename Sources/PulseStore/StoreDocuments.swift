@@ -210,8 +210,19 @@ package enum StoreDocuments {
 
     /// Renames the staged tree's folders into the store, retiring the old ones; safe to run
     /// again after a crash at any point.
+    /// Nothing but directories of its own is followed: the staging directory, its `tree` and
+    /// `old` and the folders in `tree` must be directories, not links (a link would move the
+    /// store's folders out of it, or another place's folders in); one that is not is refused.
     static func completeSwap(store directory: String, staging: String) throws {
         let tree = staging + "/tree", retired = staging + "/old"
+        for path in [staging, tree, retired] + DocumentTree.folders.map({ tree + "/" + $0 }) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw StoreError(.refused, "the unfinished document swap of the store \(directory) holds \(path), which is not a directory; it is left as it is (was the store edited by another program?)")
+            }
+        }
+        guard exists(staging) else { return }  // nothing was left to move
         try PrivateFiles.createDirectory(retired)
         for folder in DocumentTree.folders {
             let incoming = tree + "/" + folder, current = directory + "/" + folder

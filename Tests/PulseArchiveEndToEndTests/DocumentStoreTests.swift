@@ -250,4 +250,34 @@ struct DocumentSwapRecoveryTests {
         let summary = try ArchiveReader(path: dir.file("x.json.gz")).inspect()
         #expect(summary.documentCounts == ["workouts": 1])
     }
+
+    @Test("a swap whose staging directory, tree, old folder or a staged folder is a link is refused and nothing moves; one whose staging is gone is cleared",
+          arguments: ["", "/tree", "/old", "/tree/Workouts", "gone"])
+    func linksInASwap(replaced: String) throws {
+        let dir = TemporaryDirectory()
+        let (store, _) = try interruptedSwap(in: dir, movedFolders: [])
+        let staging = store.root + "/.staging-4242"
+        // Somewhere else, holding what a link would bring in or take the store's folders to.
+        let elsewhere = try TreeFixture(dir.file("elsewhere"))
+        try elsewhere.write("tree/Workouts/mine.txt", Array("mine".utf8))
+        try elsewhere.write("Workouts/mine.txt", Array("mine".utf8))
+        let before = (store: store.files(), elsewhere: elsewhere.files())
+        if replaced == "gone" {
+            try FileManager.default.removeItem(atPath: staging)
+        } else {
+            try? FileManager.default.removeItem(atPath: staging + replaced)
+            try FileManager.default.createSymbolicLink(atPath: staging + replaced, withDestinationPath: replaced.hasSuffix("Workouts") ? elsewhere.root + "/Workouts" : elsewhere.root)
+        }
+        let result = try CLI.run(["export", "--store", store.root, "-o", dir.file("x.json.gz")])
+        #expect(elsewhere.files() == before.elsewhere, "\(replaced)")
+        let database = try SQLiteDatabase(path: store.root + "/pulse.sqlite", create: false)
+        if replaced == "gone" {
+            #expect(result.exitCode == 0 && store.files() == before.store, "\(result.stderr)")
+            #expect(try database.integer(#"SELECT count(*) FROM "documentSwaps""#) == 0)
+        } else {
+            #expect(result.exitCode == 1 && result.stderr.contains("which is not a directory; it is left as it is"), "\(replaced): \(result.stderr)")
+            #expect(store.files() == before.store, "\(replaced)")
+            #expect(try database.integer(#"SELECT count(*) FROM "documentSwaps""#) == 1)
+        }
+    }
 }
