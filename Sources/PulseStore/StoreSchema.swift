@@ -126,10 +126,10 @@ package enum StoreSchema {
                 return "its table \"\(table)\" has no unique index on \"\(key)\" comparing its bytes, so a key may repeat there, which no archive may hold, or two keys count as one"
             }
         }
-        let swaps = try database.prepare(#"SELECT "staging" FROM \#(schema)."documentSwaps""#)
+        let swaps = try database.prepare(#"SELECT "staging", typeof("staging") FROM \#(schema)."documentSwaps""#)
         while try swaps.step() {
             let staging = swaps.text(at: 0)
-            guard isStagingName(staging) else {
+            guard swaps.text(at: 1) == "text", isStagingName(staging) else {
                 return "it records an unfinished document swap from \(ShownText.quoted(staging)), a name this tool never gives one, and finishing it would move and remove folders by it"
             }
         }

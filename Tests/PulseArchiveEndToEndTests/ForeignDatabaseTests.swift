@@ -83,6 +83,7 @@ struct ForeignDatabaseTests {
             ("INSERT INTO documentSwaps VALUES ('..')", #"cannot read the store STORE: it records an unfinished document swap from "..""#),
             ("INSERT INTO documentSwaps VALUES ('../victim')", #"it records an unfinished document swap from "../victim""#),
             ("INSERT INTO documentSwaps VALUES ('Splits')", #"it records an unfinished document swap from "Splits""#),
+            ("INSERT INTO documentSwaps VALUES (CAST('.staging-1' AS BLOB))", #"it records an unfinished document swap from ".staging-1""#),
             ("PRAGMA user_version = -1", "STORE/pulse.sqlite says schema version -1, which no version of this tool writes"),
             ("PRAGMA user_version = 6", "STORE/pulse.sqlite says schema version 6 but records"),
         ] {
