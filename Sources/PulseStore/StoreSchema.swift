@@ -75,21 +75,20 @@ package enum StoreSchema {
     /// 'name'); a column of another declared type (its affinity converts what an import writes:
     /// the text "0010" kept as 10, -0.0 as 0); a key without the unique index or constraint that
     /// keeps it from repeating, by its bytes (under NOCASE a merge would drop a meal whose id
-    /// differs from another's in letter case only); a CHECK constraint (an import's `INSERT OR IGNORE` skips the rows
-    /// it fails, without a word); a view or a table without rowid where a table belongs; a
-    /// trigger (it would run inside an import); a pending document swap under a name this tool
-    /// never gives one (finishing it renames and removes folders by that name).
+    /// differs from another's in letter case only); a CHECK constraint (an import's `INSERT OR
+    /// IGNORE` skips the rows it fails, without a word); a view or a table without rowid where
+    /// a table belongs; a trigger (it would run inside an import); a pending document swap
+    /// under a name this tool never gives one (finishing it renames and removes folders by it).
+    /// Read from `sqlite_master` and the table-valued pragmas SQLite has had since 3.16, so an
+    /// older system SQLite (an Apple platform's) reads it too.
     package static func readabilityProblem(in database: SQLiteDatabase, schema: String = "main") throws -> String? {
         typealias Expected = (table: String, columns: [(name: String, type: String)], key: String)
         let tables: [Expected] = ArchiveTable.all.map { table in (table.key, table.fields.map { ($0.name, columnType($0.type)) }, table.uniqueKey) }
             + [("settings", [("key", "TEXT"), ("value", "TEXT")], "key"), ("attachments", [("file", "TEXT"), ("contents", "BLOB")], "file")]
             + ExtensionTable.allCases.map { ($0.rawValue, [($0.uniqueKey, "TEXT"), ("row", "TEXT")], $0.uniqueKey) }
             + [("documentSwaps", [("staging", "TEXT")], "staging")]
-        let kind = try database.prepare("""
-            SELECT list.type, list.wr, coalesce(master.sql, '') FROM pragma_table_list(?1) AS list
-              JOIN \(schema).sqlite_master AS master ON master.name = list.name AND master.type = list.type
-              WHERE list.schema = ?2
-            """)
+        // SQLite finds a table by its name in any letter case.
+        let kind = try database.prepare("SELECT type, coalesce(sql, '') FROM \(schema).sqlite_master WHERE lower(name) = lower(?1) AND type IN ('table', 'view')")
         // SQLite names columns and types in any letter case (`"NAME"` reads `name`).
         let columns = try database.prepare("SELECT lower(name), upper(type) FROM pragma_table_info(?1, ?2)")
         let uniqueKey = try database.prepare("""
@@ -102,15 +101,20 @@ package enum StoreSchema {
             return "it has a trigger, \(ShownText.quoted(triggers.text(at: 0))), which no version of this tool makes and which would run inside an import"
         }
         for (table, expected, key) in tables {
-            for statement in [kind, columns, uniqueKey] {
+            kind.reset()
+            try kind.bind(text: table, at: 1)
+            for statement in [columns, uniqueKey] {
                 statement.reset()
                 try statement.bind(text: table, at: 1)
                 try statement.bind(text: schema, at: 2)
             }
             guard try kind.step() else { return "it has no table \"\(table)\"" }
             guard kind.text(at: 0) == "table" else { return "its \"\(table)\" is a \(kind.text(at: 0)), not a table" }
-            guard kind.int64(at: 1) == 0 else { return "its table \"\(table)\" is a table without rowid, which this tool does not read" }
-            if kind.text(at: 2).range(of: #"\bCHECK\s*\("#, options: [.regularExpression, .caseInsensitive]) != nil {
+            let sql = kind.text(at: 1)
+            if sql.range(of: #"\bWITHOUT\s+ROWID\b"#, options: [.regularExpression, .caseInsensitive]) != nil {
+                return "its table \"\(table)\" is a table without rowid, which this tool does not read"
+            }
+            if sql.range(of: #"\bCHECK\s*\("#, options: [.regularExpression, .caseInsensitive]) != nil {
                 return "its table \"\(table)\" has a CHECK constraint, which no version of this tool makes and which would make an import skip rows without a word"
             }
             var present: [String: String] = [:]
