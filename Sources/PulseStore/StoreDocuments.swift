@@ -210,19 +210,30 @@ package enum StoreDocuments {
 
     /// Renames the staged tree's folders into the store, retiring the old ones; safe to run
     /// again after a crash at any point.
-    /// Nothing but directories of its own is followed: the staging directory, its `tree` and
-    /// `old` and the folders in `tree` must be directories, not links (a link would move the
-    /// store's folders out of it, or another place's folders in); one that is not is refused.
+    /// Nothing but directories of its own is followed, and all is checked before anything
+    /// moves: the staging directory, its `tree` and `old` and the folders in `tree` must be
+    /// directories, not links (a link would move the store's folders out of it, or another
+    /// place's folders in); what `tree` holds must be files and folders only (a link moved in
+    /// would be one in the store's tree); and a folder still to be retired must find its place
+    /// in `old` free (an interrupted swap leaves it so). One that is not is refused.
     static func completeSwap(store directory: String, staging: String) throws {
         let tree = staging + "/tree", retired = staging + "/old"
+        func refuse(_ path: String, _ why: String) -> StoreError {
+            StoreError(.refused, "the unfinished document swap of the store \(directory) holds \(path), \(why); it is left as it is (was the store edited by another program?)")
+        }
         for path in [staging, tree, retired] + DocumentTree.folders.map({ tree + "/" + $0 }) {
             var info = stat()
             guard lstat(path, &info) == 0 else { continue }
-            guard info.st_mode & S_IFMT == S_IFDIR else {
-                throw StoreError(.refused, "the unfinished document swap of the store \(directory) holds \(path), which is not a directory; it is left as it is (was the store edited by another program?)")
-            }
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw refuse(path, "which is not a directory") }
         }
         guard exists(staging) else { return }  // nothing was left to move
+        if exists(tree) {
+            let staged = try DocumentTree(scanning: tree)
+            if let link = staged.unsafe.first { throw refuse(tree + "/" + link, "a link or special file") }
+        }
+        for folder in DocumentTree.folders where exists(tree + "/" + folder) && exists(directory + "/" + folder) && exists(retired + "/" + folder) {
+            throw refuse(retired + "/" + folder, "where the store's \(folder) was to be retired")
+        }
         try PrivateFiles.createDirectory(retired)
         for folder in DocumentTree.folders {
             let incoming = tree + "/" + folder, current = directory + "/" + folder
