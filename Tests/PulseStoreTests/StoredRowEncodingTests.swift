@@ -128,6 +128,8 @@ struct StoredRowEncodingTests {
             // backup nothing restores.
             ("UPDATE measurements SET id = 'not-a-uuid' WHERE rowid = 3", #"the store holds "not-a-uuid" where a UUID belongs"#),
             ("UPDATE measurements SET id = '' WHERE rowid = 3", #"the store holds "" where a UUID belongs"#),
+            // A NUL before a digit reads as an escape of its own: `\u{0}`, never `\0`.
+            ("UPDATE measurements SET id = '0' || char(0) || '1' WHERE rowid = 3", #"the store holds "0\u{0}1" where a UUID belongs"#),
             ("UPDATE measurements SET id = id || ' ' WHERE rowid = 3", "where a UUID belongs"),
             ("UPDATE measurements SET id = replace(id, '-', 'x') WHERE rowid = 3", "where a UUID belongs"),
             ("UPDATE measurements SET id = '0000000G-0000-0000-0000-000000000000' WHERE rowid = 3", #""0000000G-0000-0000-0000-000000000000" where a UUID belongs"#),

@@ -182,7 +182,7 @@ enum ValueParsing {
     /// A string value for a message: quoted, and cut short when long.
     static func quoted(_ bytes: [UInt8]) -> String {
         let text = String(decoding: bytes.prefix(80), as: UTF8.self)
-        return (bytes.count > 80 ? text + "…" : text).debugDescription
+        return ShownText.quoted(bytes.count > 80 ? text + "…" : text)
     }
 
     static func jsonKind(_ firstByte: UInt8) -> String {
