@@ -150,8 +150,11 @@ public struct DocumentTree: Sendable {
                     if let name = String(validatingCString: cName) {
                         if name != "." && name != ".." { names.append(name) }
                     } else {
-                        let bytes = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
-                        notUTF8.append(bytes.map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16, uppercase: true) }.joined())
+                        var shown: [UInt8] = []
+                        for byte in UnsafeRawBufferPointer(start: cName, count: strlen(cName)) {
+                            if (0x20..<0x7F).contains(byte) { shown.append(byte) } else { shown += Array("\\x".utf8); HexText.append(byte, to: &shown) }
+                        }
+                        notUTF8.append(String(decoding: shown, as: UTF8.self))
                     }
                 }
             }

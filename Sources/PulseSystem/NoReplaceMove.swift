@@ -127,9 +127,9 @@ package enum NoReplaceMove {
         let identified = fstat(fd, &made) == 0
         // Flushed, so that after a power loss the name holds the line, never an empty file
         // nobody can tell from a backup cut short.
-        let written = !TestRefusal.refuses(.placeholderWrite)
-            && text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == text.count && fsync(fd) == 0
-        let failure = TestRefusal.refuses(.placeholderWrite) ? ENOSPC : errno
+        let refused = TestRefusal.refuses(.placeholderWrite)
+        let written = !refused && text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == text.count && fsync(fd) == 0
+        let failure = refused ? ENOSPC : errno
         _ = close(fd)
         guard written else {
             var now = stat()

@@ -53,13 +53,25 @@ public enum CanonicalUUID {
     public static func canonical(_ s: UnsafeBufferPointer<UInt8>) -> String? {
         guard isUUID(s) else { return nil }
         return String(unsafeUninitializedCapacity: 36) { out in
-            for i in 0..<36 {
-                let c = s[i]
-                out[i] = c >= 0x61 ? c - 0x20 : c
-            }
+            for i in 0..<36 { out[i] = upperCased(s[i]) }
             return 36
         }
     }
+
+    /// Appends a UUID (one `isUUID` took) upper-case, as the dialect writes it: the bytes as
+    /// they are, and only when one is a lower-case letter, that letter raised.
+    static func appendUpperCased(_ s: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let start = out.count
+        out.append(contentsOf: s)
+        guard hasLowerCase(s) else { return }
+        out.withUnsafeMutableBufferPointer { text in
+            for i in start..<text.count { text[i] = upperCased(text[i]) }
+        }
+    }
+
+    /// A byte of a UUID upper-case: a-f are its only lower-case letters.
+    @inline(__always)
+    private static func upperCased(_ c: UInt8) -> UInt8 { c >= 0x61 ? c - 0x20 : c }
 }
 
 extension CanonicalUUID {

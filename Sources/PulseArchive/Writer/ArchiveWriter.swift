@@ -123,7 +123,7 @@ public enum ArchiveWriter {
                     try content.forEachExtensionRow(table) { row in
                         try element { index in
                             if let problem = table.problem(with: row) {
-                                throw ArchiveError(.invalidValue, "\(table.rawValue)[\(index)]: cannot be exported: \(problem)", table: table.rawValue)
+                                throw ArchiveError.unexportable("\(table.rawValue)[\(index)]", problem, table: table.rawValue)
                             }
                             try out.wholeValue(row, limits: limits, "\(table.rawValue)[\(index)]")
                         }

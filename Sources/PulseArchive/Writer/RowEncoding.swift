@@ -73,13 +73,7 @@ public struct RowEncoding {
                 // Checked by `read` (hex digits and hyphens): nothing to escape; written
                 // upper-case, as the dialect writes UUIDs and the reader keeps them.
                 out.append(JSONByte.quote)
-                let start = out.count
-                out.append(contentsOf: bytes)
-                if CanonicalUUID.hasLowerCase(bytes) {
-                    out.withUnsafeMutableBufferPointer { text in
-                        for i in start..<text.count where text[i] >= 0x61 { text[i] -= 0x20 }
-                    }
-                }
+                CanonicalUUID.appendUpperCased(bytes, to: &out)
                 out.append(JSONByte.quote)
             case .text(let bytes):
                 try checkLength(bytes.count, field, index)

@@ -40,7 +40,8 @@ package enum StoredField {
             return .real(exact)
         case (.string, .text): return .text(row.text(field: field))
         case (.uuid, .text):
-            // Kept as stored (either case reads back the same); anything else the reader refuses.
+            // A UUID in either case, as the reader takes it (the writers write it upper-case);
+            // anything else the reader refuses.
             let bytes = row.text(field: field)
             guard CanonicalUUID.isUUID(bytes) else {
                 throw Mismatch("the store holds \(ValueParsing.quoted(Array(bytes))) where a UUID belongs (was the store edited by another program?)")
