@@ -9,6 +9,19 @@ import Darwin
 
 /// Checks of argument values shared by the commands.
 enum ArgumentValues {
+    /// A name to create ending in a dot or a space says nothing true on a USB stick: FAT and
+    /// exFAT drop trailing dots, Windows dots and spaces, so `x.json.gz.` would arrive as
+    /// `x.json.gz` whatever it holds, and `tables -o out.` as `out`. One rule for every file
+    /// or folder a command creates by a name given to it.
+    static func requireLastingName(_ path: String, option: String) throws {
+        let last = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard let end = last.last, end == "." || end == " ", last.contains(where: { $0 != "." && $0 != " " }) else { return }
+        var kept = Substring(path)
+        while kept.hasSuffix(".") || kept.hasSuffix(" ") { kept = kept.dropLast() }
+        let why = end == "." ? "a dot, which FAT and exFAT (USB sticks) and Windows drop from a name" : "a space, which Windows drops from a name and no listing shows"
+        throw UsageError(message: "'\(option) \(path)' ends in \(why): name it \(kept)")
+    }
+
     static func integer(_ text: String?, option: String, range: ClosedRange<Int>) throws -> Int? {
         guard let text else { return nil }
         guard let value = Int(text), range.contains(value) else {

@@ -135,17 +135,9 @@ struct ExportCommand: Subcommand {
     /// is ignored, as on the file systems of USB sticks (`.AGE` is `.age` there). The same for
     /// gzip: plain JSON under a `.gz` name is a file `gunzip` refuses, and a gzip archive under
     /// another name is one a backup tool or a person takes for the plain stream.
-    /// A name ending in a dot or a space says nothing true on a USB stick: FAT and exFAT drop
-    /// trailing dots, Windows dots and spaces, so `x.json.gz.` would arrive as `x.json.gz`
-    /// whatever it holds.
+    /// A name ending in a dot or a space is refused too (`ArgumentValues.requireLastingName`).
     static func requireTruthfulName(_ path: String, encrypted: Bool, compressed: Bool, passphraseVariableSet: Bool) throws {
-        let last = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        if let end = last.last, end == "." || end == " ", last.contains(where: { $0 != "." && $0 != " " }) {
-            var kept = Substring(path)
-            while kept.hasSuffix(".") || kept.hasSuffix(" ") { kept = kept.dropLast() }
-            let why = end == "." ? "a dot, which FAT and exFAT (USB sticks) and Windows drop from a name" : "a space, which Windows drops from a name and no listing shows"
-            throw UsageError(message: "'-o \(path)' ends in \(why): name it \(kept)")
-        }
+        try ArgumentValues.requireLastingName(path, option: "-o")
         let lowercased = path.lowercased()
         let saysAge = lowercased.hasSuffix(".age")
         if saysAge, !encrypted {

@@ -37,6 +37,7 @@ struct TablesCommand: Subcommand {
         if file != nil, store != nil { throw UsageError(message: "Name an archive or --store, not both") }
         if file == nil, store == nil { throw UsageError(message: "Name an archive (- for standard input) or --store DIR") }
         guard let output = arguments.value("--output") else { throw UsageError(message: "Missing '--output <dir>': the new folder to write") }
+        try ArgumentValues.requireLastingName(output, option: "-o")
         let formatName = arguments.value("--format") ?? TablesFormat.csv.rawValue
         guard let format = TablesFormat(rawValue: formatName) else {
             throw UsageError(message: "The value '\(formatName)' is invalid for '--format': expected csv or ndjson")

@@ -103,7 +103,8 @@ package struct StoreMigration: Sendable {
         if version < 0 {
             throw StoreError(.incompatibleStore, "\(database.path) says schema version \(version), which no version of this tool writes (was the store edited by another program?)")
         }
-        if version > 0, try database.integer(#"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schemaMigrations'"#) == 1 {
+        // Version 0 too: a store of ours set back to 0 is no other program's database.
+        if try database.integer(#"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schemaMigrations'"#) == 1 {
             let recorded = try database.integer(#"SELECT count(*) FROM "schemaMigrations""#)
             if recorded > version {
                 throw StoreError(.incompatibleStore, "\(database.path) says schema version \(version) but records \(recorded) steps of its schema as run (was the store edited by another program?)")

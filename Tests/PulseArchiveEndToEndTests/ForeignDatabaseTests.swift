@@ -86,6 +86,8 @@ struct ForeignDatabaseTests {
             ("INSERT INTO documentSwaps VALUES (CAST('.staging-1' AS BLOB))", #"it records an unfinished document swap from ".staging-1""#),
             ("PRAGMA user_version = -1", "STORE/pulse.sqlite says schema version -1, which no version of this tool writes"),
             ("PRAGMA user_version = 6", "STORE/pulse.sqlite says schema version 6 but records"),
+            // Not "another program's tables": the steps it records are this tool's.
+            ("PRAGMA user_version = 0", "STORE/pulse.sqlite says schema version 0 but records"),
         ] {
             let store = dir.file("edited")
             try? FileManager.default.removeItem(atPath: store)

@@ -108,6 +108,13 @@ struct PlainExportTests {
             #expect(result.exitCode == 64, "\(arguments): \(result.stderr)")
             #expect(result.stderr.hasPrefix("Error: ") && result.stderr.contains(message) && result.stderr.contains("Usage:"), "\(arguments): \(result.stderr)")
         }
+        // The same rule for every name a command creates: a folder of tables, a key file, a chart.
+        for (command, message) in [("tables --store store -o out.", "'-o out.' ends in a dot"), ("tables --store store --format ndjson -o 'out '", "'-o out ' ends in a space"),
+                                   ("keygen -o key.txt.", "'-o key.txt.' ends in a dot"), ("readiness --store store --svg chart.svg.", "'--svg chart.svg.' ends in a dot")] {
+            let result = try Self.sh("\"$PA\" \(command)", in: f.dir, expectingSuccess: false)
+            #expect(result.exitCode == 64 && result.stderr.hasPrefix("Error: ") && result.stderr.contains(message) && result.stderr.contains("Usage:"),
+                    "\(command): exit \(result.exitCode) \(result.stderr)")
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: f.dir.path).sorted() == ["gzip.json.gz", "store"])
         // A trailing / names a folder: one that is not there is said so, without naming advice.
         for (output, reason) in [("nowhere/", "but there is no folder nowhere/: create it first"), ("gzip.json.gz/", "but gzip.json.gz is not one")] {
