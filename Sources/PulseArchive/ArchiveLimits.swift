@@ -57,7 +57,7 @@ public struct ArchiveLimits: Sendable, Equatable {
     /// The whole-value rule on `value` as our writer writes it back (compact, escaped as the app
     /// escapes), which can be longer than the text it was read from.
     public func checkWrittenBack(_ value: JSONNode, _ what: @autoclosure () -> String) throws {
-        var compact: [UInt8] = []
+        var compact = ByteBuffer()
         value.appendCompact(to: &compact)
         try checkWholeValue(compact.count, "\(what()) (as written back)")
     }

@@ -1,3 +1,5 @@
+import PulseArchive
+
 /// RFC 4180 fields: comma-separated, CRLF at the end of each record, `"` doubled inside a
 /// quoted field. Every byte of a value is kept, NUL and lone CR included.
 enum CSVText {
@@ -10,34 +12,34 @@ enum CSVText {
     /// (`""`, so a reader that tells it from null can, as DuckDB with `allow_quoted_nulls=false`:
     /// an unquoted empty field is null), leading or trailing spaces and tabs (which some readers trim from unquoted fields)
     /// and NUL (which some readers stop at outside quotes).
-    static func appendField(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    static func appendField(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout ByteBuffer) {
         guard needsQuotes(bytes) else {
-            out.append(contentsOf: bytes)
+            out.append(bytes)
             return
         }
         out.append(quote)
         var runStart = 0
         for (i, c) in bytes.enumerated() where c == quote {
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...i]))
+            out.append(UnsafeBufferPointer(rebasing: bytes[runStart...i]))
             out.append(quote)
             runStart = i + 1
         }
-        if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+        if runStart < bytes.count { out.append(UnsafeBufferPointer(rebasing: bytes[runStart...])) }
         out.append(quote)
     }
 
-    static func appendField(_ text: String, to out: inout [UInt8]) {
+    static func appendField(_ text: String, to out: inout ByteBuffer) {
         var text = text
         text.withUTF8 { appendField($0, to: &out) }
     }
 
     /// Appends one record of text fields and its CRLF.
-    static func appendRecord(_ fields: [String], to out: inout [UInt8]) {
+    static func appendRecord(_ fields: [String], to out: inout ByteBuffer) {
         for (i, field) in fields.enumerated() {
             if i > 0 { out.append(comma) }
             appendField(field, to: &out)
         }
-        out.append(contentsOf: recordEnd)
+        out.append(recordEnd)
     }
 
     private static func needsQuotes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

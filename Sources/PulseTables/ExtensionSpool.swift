@@ -20,7 +20,7 @@ final class ExtensionSpool {
 
     private let file: ScratchFile
     private var kinds: [ByteKey: Kinds] = [:]
-    private var line: [UInt8] = []
+    private var line = ByteBuffer()
 
     init() throws {
         file = try ScratchFile(in: PrivateFiles.temporaryBase)
@@ -39,10 +39,10 @@ final class ExtensionSpool {
             }
             kinds[key, default: []].formUnion(kind)
         }
-        line.removeAll(keepingCapacity: true)
+        line.removeAll(shrinkingAbove: 1 << 20, to: 256)
         row.appendJSON(to: &line)
         line.append(0x0A)
-        try line.withUnsafeBytes { try file.append($0) }
+        try line.withBytes { try file.append(UnsafeRawBufferPointer($0)) }
     }
 
     /// Every key any row has, sorted by UTF-8 bytes as an export writes them, with a type that
@@ -83,21 +83,22 @@ final class ExtensionSpool {
                     guard let value = row[key] else { continue }
                     Self.appendCell(value, asJSON: isJSON, to: &out)
                 }
-                out.append(contentsOf: CSVText.recordEnd)
+                out.append(CSVText.recordEnd)
             }
         }
     }
 
     /// A value as a cell: JSON text in a JSON column; else a string's text, a number's
     /// literal, `true`/`false`; null as an empty field.
-    private static func appendCell(_ value: JSONNode, asJSON: Bool, to out: inout [UInt8]) {
-        var text: [UInt8] = []
+    private static func appendCell(_ value: JSONNode, asJSON: Bool, to out: inout ByteBuffer) {
         switch value {
         case .null: return
-        case .string(let s) where !asJSON: text = Array(s.utf8)
-        default: value.appendJSON(to: &text)
+        case .string(let s) where !asJSON: CSVText.appendField(s, to: &out)
+        default:
+            var text = ByteBuffer()
+            value.appendJSON(to: &text)
+            text.withBytes { CSVText.appendField($0, to: &out) }
         }
-        text.withUnsafeBufferPointer { CSVText.appendField($0, to: &out) }
     }
 
     /// Hands each line of the scratch file to `body`, without its newline.

@@ -1,3 +1,4 @@
+import PulseArchive
 import PulseSystem
 
 /// A new private file (0600) of the folder being built, written through a buffer: rows are
@@ -6,7 +7,7 @@ final class OutputFile {
     private let file: SystemFile
     /// What the file is called in the finished folder, for messages and the manifest.
     let name: String
-    private var buffer: [UInt8] = []
+    private var buffer = ByteBuffer(capacity: flushSize + (64 << 10))
     private(set) var bytesWritten: Int64 = 0
     private static let flushSize = 1 << 20
 
@@ -15,11 +16,10 @@ final class OutputFile {
     init(directory: String, name: String) throws {
         self.name = name
         file = try SystemFile.createExclusive("\(directory)/\(name)", reportedAs: name)
-        buffer.reserveCapacity(Self.flushSize + (64 << 10))
     }
 
     /// Appends to the buffer with `body`, writing it out once it is full.
-    func write(_ body: (inout [UInt8]) throws -> Void) throws {
+    func write(_ body: (inout ByteBuffer) throws -> Void) throws {
         try body(&buffer)
         if buffer.count >= Self.flushSize { try flush() }
     }
@@ -33,16 +33,17 @@ final class OutputFile {
 
     private func flush() throws {
         guard !buffer.isEmpty else { return }
-        try buffer.withUnsafeBytes { try file.write($0) }
+        try buffer.withBytes { try file.write(UnsafeRawBufferPointer($0)) }
         bytesWritten += Int64(buffer.count)
-        buffer.removeAll(keepingCapacity: true)
+        // A buffer that grew for one large value gives its memory back.
+        buffer.removeAll(shrinkingAbove: 4 * Self.flushSize, to: Self.flushSize + (64 << 10))
     }
 
     /// Writes what is buffered, flushes the file to disk and closes it: the folder is renamed
     /// into place only once every file in it is complete on disk.
     func close() throws {
         try flush()
-        buffer = []
+        buffer.removeAll(shrinkingAbove: 0, to: 0)
         try file.sync()
         try file.close()
     }

@@ -1,3 +1,5 @@
+import PulseArchive
+
 /// One file of the folder with its columns and the rows written so far: a table, the
 /// settings, a manifest of attachments.
 final class SectionFile {
@@ -17,7 +19,7 @@ final class SectionFile {
     }
 
     /// Writes one row with `body` (which appends its bytes, line end included).
-    func writeRow(_ body: (inout [UInt8]) throws -> Void) throws {
+    func writeRow(_ body: (inout ByteBuffer) throws -> Void) throws {
         try output.write(body)
         rows += 1
     }

@@ -95,7 +95,7 @@ public final class TablesWriter {
 
     /// A row as a CSV record: every field in the table's order, each as the writer writes it
     /// (`FieldText`), null as an empty field.
-    private static func appendCSV(_ row: ArchiveRow, of table: ArchiveTable, index: Int, to out: inout [UInt8]) throws {
+    private static func appendCSV(_ row: ArchiveRow, of table: ArchiveTable, index: Int, to out: inout ByteBuffer) throws {
         for (i, value) in row.values.enumerated() {
             if i > 0 { out.append(CSVText.comma) }
             switch value {
@@ -111,7 +111,7 @@ public final class TablesWriter {
                 }
             }
         }
-        out.append(contentsOf: CSVText.recordEnd)
+        out.append(CSVText.recordEnd)
     }
 
     // MARK: - Settings, attachments, documents, extension tables
@@ -139,7 +139,7 @@ public final class TablesWriter {
             case .csv:
                 CSVText.appendRecord([key, value], to: &out)
             case .ndjson:
-                out.append(contentsOf: "{\"key\":\(JSONText.quoted(key)),\"value\":\(JSONText.quoted(value))}\n".utf8)
+                out.append("{\"key\":\(JSONText.quoted(key)),\"value\":\(JSONText.quoted(value))}\n")
             }
         }
         rowsWritten += 1
@@ -157,7 +157,7 @@ public final class TablesWriter {
             case .csv:
                 CSVText.appendRecord([name, String(contents.count), digest], to: &out)
             case .ndjson:
-                out.append(contentsOf: "{\"name\":\(JSONText.quoted(name)),\"sha256\":\"\(digest)\",\"size\":\(contents.count)}\n".utf8)
+                out.append("{\"name\":\(JSONText.quoted(name)),\"sha256\":\"\(digest)\",\"size\":\(contents.count)}\n")
             }
         }
         rowsWritten += 1
@@ -190,7 +190,7 @@ public final class TablesWriter {
         let key = path.isStub ? Self.documentStubsKey : Self.documentsKey
         guard let file = try section(key, columns: Self.documentColumns) else { return }
         try file.writeRow { out in
-            var json: [UInt8] = []
+            var json = ByteBuffer()
             document.appendJSON(to: &json)
             switch format {
             case .csv:
@@ -199,12 +199,12 @@ public final class TablesWriter {
                     CSVText.appendField(text, to: &out)
                 }
                 out.append(CSVText.comma)
-                json.withUnsafeBufferPointer { CSVText.appendField($0, to: &out) }
-                out.append(contentsOf: CSVText.recordEnd)
+                json.withBytes { CSVText.appendField($0, to: &out) }
+                out.append(CSVText.recordEnd)
             case .ndjson:
-                out.append(contentsOf: "{\"document\":".utf8)
-                out.append(contentsOf: json)
-                out.append(contentsOf: ",\"path\":\(JSONText.quoted(path.path))}\n".utf8)
+                out.append("{\"document\":")
+                json.withBytes { out.append($0) }
+                out.append(",\"path\":\(JSONText.quoted(path.path))}\n")
             }
         }
         rowsWritten += 1
@@ -222,7 +222,7 @@ public final class TablesWriter {
             case .csv:
                 CSVText.appendRecord([path.path, name, String(contents.count), digest], to: &out)
             case .ndjson:
-                out.append(contentsOf: "{\"file\":\(JSONText.quoted(name)),\"path\":\(JSONText.quoted(path.path)),\"sha256\":\"\(digest)\",\"size\":\(contents.count)}\n".utf8)
+                out.append("{\"file\":\(JSONText.quoted(name)),\"path\":\(JSONText.quoted(path.path)),\"sha256\":\"\(digest)\",\"size\":\(contents.count)}\n")
             }
         }
         rowsWritten += 1
@@ -276,7 +276,7 @@ public final class TablesWriter {
         open = [:]
         let entries = Self.sectionKeys.compactMap { done[$0] }
         let manifest = try OutputFile(directory: folder.stagingPath, name: "tables.json")
-        try manifest.write { $0.append(contentsOf: TablesManifest.text(format: format, entries: entries)) }
+        try manifest.write { $0.append(TablesManifest.text(format: format, entries: entries)) }
         try manifest.close()
         // The files' names in the two subfolders are on disk before the folder takes its name.
         for key in [Self.attachmentsKey, Self.documentFilesKey] where selected.contains(key) {

@@ -226,7 +226,6 @@ struct DiffRecorder: ArchiveVisitor, HandleHolder {
     let limits: ArchiveLimits
     private(set) var runs: [String: SortedKeyRuns] = [:]
     private var current: (runs: SortedKeyRuns, encoding: RowEncoding)?
-    private var buffer: [UInt8] = []
     /// Per category that is not a table, the entries so far: the order of a repeated key's entries.
     private var counts: [String: Int] = [:]
 
@@ -251,15 +250,15 @@ struct DiffRecorder: ArchiveVisitor, HandleHolder {
 
     mutating func visit(row: ArchiveRow, at index: Int, of table: ArchiveTable) throws {
         guard let current else { return }
-        buffer.removeAll(keepingCapacity: true)
+        let content: [UInt8]
         do {
-            try current.encoding.append(row, index: index, to: &buffer)
+            content = try ByteBuffer.collecting { try current.encoding.append(row, index: index, to: &$0) }
         } catch {
             // A value an export would refuse (the reader has accepted it): its description
             // stands for it, the same in both archives.
-            buffer = Array(String(describing: row.values).utf8)
+            content = Array(String(describing: row.values).utf8)
         }
-        try current.runs.add(row[table.uniqueKeyIndex], row: index, payload: SHA1.hash(buffer))
+        try current.runs.add(row[table.uniqueKeyIndex], row: index, payload: SHA1.hash(content))
     }
 
     mutating func endTable(_ table: ArchiveTable, rowCount: Int) throws {

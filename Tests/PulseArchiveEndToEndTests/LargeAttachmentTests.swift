@@ -84,8 +84,7 @@ struct LargeAttachmentTests {
     func largeDocumentFile() throws {
         let dir = TemporaryDirectory()
         let bytes = Self.randomBytes(9_000_000, seed: Self.seed + 1)
-        var encoded: [UInt8] = []
-        Base64.encode(bytes, appendingTo: &encoded)
+        let encoded = ByteBuffer.collecting { Base64.encode(bytes, appendingTo: &$0) }
         let path = "Splits/\(DocumentFixtures.splitID).json"
         let archive = try Self.archive(dir, "doc.json", attachments: [])
         let text = try String(contentsOfFile: archive, encoding: .utf8)

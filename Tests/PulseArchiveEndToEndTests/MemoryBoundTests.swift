@@ -126,8 +126,7 @@ struct MemoryBoundTests {
         object = try Seeds.appObject()
         var random = SeededRandom.fromEnvironment("\(#function)")
         let bytes = (0..<Self.limits.maxBase64PayloadBytes).map { _ in UInt8.random(in: 0...255, using: &random) }
-        var encoded: [UInt8] = []
-        Base64.encode(bytes, appendingTo: &encoded)
+        let encoded = ByteBuffer.collecting { Base64.encode(bytes, appendingTo: &$0) }
         object["attachments"] = .array([.object(["file": .string("large.jpg"), "base64": .string(String(decoding: encoded, as: UTF8.self))])])
         try expectBounded(write(object, "attachment.json", in: dir), exitCode: 0, in: dir, "attachment")
 

@@ -365,8 +365,7 @@ struct RoundTripComparisonTests {
         let table = ArchiveTable.measurements
         let codec = RowTextCodec(table: table)
         let row = RowFactory.minimal(table, index: 4)
-        var canonical: [UInt8] = []
-        try RowEncoding(table: table).append(row, index: 0, to: &canonical)
+        let canonical = try ByteBuffer.collecting { try RowEncoding(table: table).append(row, index: 0, to: &$0) }
         #expect(try codec.writes(row, as: canonical[...], index: 0))
         let spaced = Array(String(decoding: canonical, as: UTF8.self).replacingOccurrences(of: ",", with: ", ").utf8)
         #expect(try !codec.writes(row, as: spaced[...], index: 0))

@@ -9,8 +9,10 @@ import Testing
 struct EscapeScanTests {
     /// What the scan wrote after `prefix`, or nil when it gave up (then `prefix` must be intact).
     static func scan(_ bytes: [UInt8], after prefix: [UInt8]) -> [UInt8]? {
-        var out = prefix
-        let ascii = bytes.withUnsafeBufferPointer { JSONText.appendEscapedIfASCII($0, to: &out) }
+        var buffer = ByteBuffer()
+        buffer.append(prefix)
+        let ascii = bytes.withUnsafeBufferPointer { JSONText.appendEscapedIfASCII($0, to: &buffer) }
+        let out = buffer.bytes
         if !ascii {
             #expect(out == prefix, "a refused text left bytes behind")
             return nil
@@ -20,9 +22,7 @@ struct EscapeScanTests {
     }
 
     static func escaped(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        JSONText.appendEscaped(bytes, to: &out)
-        return out
+        ByteBuffer.collecting { JSONText.appendEscaped(bytes, to: &$0) }
     }
 
     @Test("every byte value at every place of a 17-byte text")

@@ -25,9 +25,7 @@ struct LargeValueTests {
     }
 
     static func encoded(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        Base64.encode(bytes, appendingTo: &out)
-        return out
+        ByteBuffer.collecting { Base64.encode(bytes, appendingTo: &$0) }
     }
 
     /// Decodes `text` in the pieces `cuts` make.
@@ -90,11 +88,12 @@ struct LargeValueTests {
             for first in 0...length {
                 for second in first...length {
                     var encoder = Base64.Encoder()
-                    var out: [UInt8] = []
-                    for range in [0..<first, first..<second, second..<length] {
-                        bytes[range].withUnsafeBytes { encoder.encode($0, appendingTo: &out) }
+                    let out = ByteBuffer.collecting { out in
+                        for range in [0..<first, first..<second, second..<length] {
+                            bytes[range].withUnsafeBytes { encoder.encode($0, appendingTo: &out) }
+                        }
+                        encoder.finish(appendingTo: &out)
                     }
-                    encoder.finish(appendingTo: &out)
                     #expect(out == whole, "\(length) bytes split at \(first) and \(second)")
                 }
             }

@@ -33,7 +33,7 @@ struct RoundTripTests {
                     "0A1B2C3Dx4E5F-4A6B-8C7D-000000000000", "0A1B2C3D-4E5F-4A6B-8C7D-00000000000é"] {
             var row = RowFactory.full(.measurements, index: 0)
             row[id] = .string(bad)
-            var out: [UInt8] = []
+            var out = ByteBuffer()
             #expect(throws: ArchiveError.self, "\(bad.debugDescription)") { try encoding.append(row, index: 4, to: &out) }
             do { try encoding.append(row, index: 4, to: &out) } catch {
                 #expect("\(error)".contains("measurements[4].id: cannot be exported: \(bad.debugDescription) is not a UUID"), "\(error)")
@@ -41,8 +41,7 @@ struct RoundTripTests {
         }
         var row = RowFactory.full(.measurements, index: 0)
         row[id] = .string("abcdef01-2345-6789-abcd-ef0123456789")
-        var out: [UInt8] = []
-        try encoding.append(row, index: 0, to: &out)
+        let out = try ByteBuffer.collecting { try encoding.append(row, index: 0, to: &$0) }
         #expect(String(decoding: out, as: UTF8.self).contains(#""id":"ABCDEF01-2345-6789-ABCD-EF0123456789""#))
     }
 

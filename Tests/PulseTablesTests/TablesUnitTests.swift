@@ -7,9 +7,7 @@ import PulseSystem
 @Suite("PulseTables")
 struct TablesUnitTests {
     func field(_ text: String) -> String {
-        var out: [UInt8] = []
-        CSVText.appendField(text, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: ByteBuffer.collecting { CSVText.appendField(text, to: &$0) }, as: UTF8.self)
     }
 
     @Test("RFC 4180 fields: quoted for comma, quote, CR, LF, NUL, edge spaces and the empty string; every byte kept")
@@ -30,9 +28,7 @@ struct TablesUnitTests {
     @Test("cells hold what the writer writes: shortest doubles, -0, 64-bit integers, millisecond dates; non-finite refused")
     func fieldText() throws {
         func text(_ value: FieldValue) throws -> String {
-            var out: [UInt8] = []
-            try FieldText.append(value, to: &out)
-            return String(decoding: out, as: UTF8.self)
+            String(decoding: try ByteBuffer.collecting { try FieldText.append(value, to: &$0) }, as: UTF8.self)
         }
         #expect(try text(.double(62.5)) == "62.5" && text(.double(1234567.0)) == "1234567" && text(.double(-0.0)) == "-0")
         #expect(try text(.double(1e-7)) == "1e-07" && text(.double(.greatestFiniteMagnitude)) == "1.7976931348623157e+308")

@@ -168,12 +168,10 @@ public enum JSONNode: Sendable, Equatable, Hashable {
 
     /// Compact JSON, keys sorted by UTF-8 bytes, strings escaped as the app does.
     public var compactText: String {
-        var out: [UInt8] = []
-        appendCompact(to: &out)
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: ByteBuffer.collecting { appendCompact(to: &$0) }, as: UTF8.self)
     }
 
-    func appendCompact(to out: inout [UInt8]) {
+    func appendCompact(to out: inout ByteBuffer) {
         switch self {
         case .object(let members):
             out.append(JSONByte.openBrace)
@@ -192,9 +190,9 @@ public enum JSONNode: Sendable, Equatable, Hashable {
             }
             out.append(JSONByte.closeBracket)
         case .string(let s): JSONText.appendString(s, to: &out)
-        case .number(let literal): out.append(contentsOf: literal.utf8)
-        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .null: out.append(contentsOf: "null".utf8)
+        case .number(let literal): out.append(literal)
+        case .bool(let b): out.append(b ? JSONText.trueLiteral : JSONText.falseLiteral)
+        case .null: out.append(JSONText.nullLiteral)
         }
     }
 }
@@ -209,12 +207,30 @@ final class MemorySource: ByteSource {
     var handleOwners: [HandleOwner] { [] }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        bytes.withUnsafeBufferPointer { Self.copy(from: $0, at: &offset, into: buffer) }
+    }
+
+    /// Copies what fits of `bytes` from `offset` on into `buffer`, and moves `offset` past it.
+    static func copy(from bytes: UnsafeBufferPointer<UInt8>, at offset: inout Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         let n = min(buffer.count, bytes.count - offset)
         guard n > 0 else { return 0 }
-        bytes.withUnsafeBytes { source in
-            buffer.baseAddress!.copyMemory(from: source.baseAddress! + offset, byteCount: n)
-        }
+        buffer.copyMemory(from: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[offset..<(offset + n)])))
         offset += n
         return n
+    }
+}
+
+/// What a writer appended, moved (not copied) into a source for the scanner: text read back
+/// right after it was written can be tens of megabytes (8 MiB of control characters, escaped).
+final class WrittenSource: ByteSource {
+    private let written: ByteBuffer
+    private var offset = 0
+
+    init(_ written: consuming ByteBuffer) { self.written = written }
+
+    var handleOwners: [HandleOwner] { [] }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        written.withBytes { MemorySource.copy(from: $0, at: &offset, into: buffer) }
     }
 }

@@ -3,14 +3,14 @@ import PulseSystem
 /// Buffers JSON text in the app's dialect and hands it to a sink in large chunks.
 final class JSONOutput {
     private let sink: ByteSink
-    private var buffer: [UInt8] = []
+    private var buffer: ByteBuffer
     private let flushThreshold: Int
     private(set) var bytesWritten: Int64 = 0
 
     init(sink: ByteSink, flushThreshold: Int = 256 * 1024) {
         self.sink = sink
         self.flushThreshold = flushThreshold
-        buffer.reserveCapacity(flushThreshold + 4096)
+        buffer = ByteBuffer(capacity: flushThreshold + 4096)
     }
 
     func flushIfFull() throws {
@@ -22,24 +22,23 @@ final class JSONOutput {
     /// is given (`GzipWriter`'s blocks) then holds a piece, not a second copy.
     func flush() throws {
         guard !buffer.isEmpty else { return }
-        try buffer.withUnsafeBytes { bytes in
+        try buffer.withBytes { bytes in
             var start = 0
             while start < bytes.count {
                 let end = min(bytes.count, start + flushThreshold)
-                try sink.write(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                try sink.write(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<end])))
                 start = end
             }
         }
         bytesWritten += Int64(buffer.count)
         // A buffer that grew for one large value gives its memory back.
-        buffer.removeAll(keepingCapacity: buffer.capacity <= 4 * (flushThreshold + 4096))
-        if buffer.capacity == 0 { buffer.reserveCapacity(flushThreshold + 4096) }
+        buffer.removeAll(shrinkingAbove: 4 * (flushThreshold + 4096), to: flushThreshold + 4096)
     }
 
     @inline(__always) func byte(_ c: UInt8) { buffer.append(c) }
 
     /// Lets `body` append to the buffer directly: one access for a whole row.
-    func appending(_ body: (inout [UInt8]) throws -> Void) rethrows {
+    func appending(_ body: (inout ByteBuffer) throws -> Void) rethrows {
         try body(&buffer)
     }
 
@@ -71,7 +70,7 @@ final class JSONOutput {
         do {
             try limits.checkWholeValue(buffer.count - start, what())
         } catch {
-            buffer.removeSubrange(start...)
+            buffer.removeAll(from: start)
             throw error
         }
     }

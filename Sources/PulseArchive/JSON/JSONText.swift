@@ -3,19 +3,15 @@
 public enum JSONText {
     /// The shortest decimal that reads back as the same double; integral values without `.0`.
     public static func number(_ value: Double) -> String {
-        var out: [UInt8] = []
-        appendNumber(value, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: ByteBuffer.collecting { appendNumber(value, to: &$0) }, as: UTF8.self)
     }
 
     /// A quoted, escaped JSON string.
     public static func quoted(_ text: String) -> String {
-        var out: [UInt8] = []
-        appendString(text, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: ByteBuffer.collecting { appendString(text, to: &$0) }, as: UTF8.self)
     }
 
-    static func appendNumber(_ value: Double, to out: inout [UInt8]) {
+    static func appendNumber(_ value: Double, to out: inout ByteBuffer) {
         if value == value.rounded(), abs(value) < 9.007_199_254_740_992e15 {
             if value == 0 && value.sign == .minus {
                 out.append(0x2D)
@@ -27,10 +23,10 @@ public enum JSONText {
         }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
-        out.append(contentsOf: text.utf8)
+        out.append(text)
     }
 
-    static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+    static func appendInteger(_ value: Int64, to out: inout ByteBuffer) {
         if value < 0 { out.append(0x2D) }
         var magnitude = value.magnitude
         // Digits from the right, in a scratch buffer on the stack: no allocation per number.
@@ -41,12 +37,12 @@ public enum JSONText {
                 digits[start] = UInt8(truncatingIfNeeded: 0x30 + magnitude % 10)
                 magnitude /= 10
             } while magnitude > 0
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            out.append(UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 
     /// A date as the app writes it: a quoted `yyyy-MM-ddTHH:mm:ss.SSSZ`.
-    static func appendDate(_ millis: Int64, to out: inout [UInt8]) throws {
+    static func appendDate(_ millis: Int64, to out: inout ByteBuffer) throws {
         out.append(0x22)
         try ArchiveDate.append(millis, to: &out)
         out.append(0x22)
@@ -54,8 +50,9 @@ public enum JSONText {
 
     static let trueLiteral: [UInt8] = Array("true".utf8)
     static let falseLiteral: [UInt8] = Array("false".utf8)
+    static let nullLiteral: [UInt8] = Array("null".utf8)
 
-    static func appendString(_ text: String, to out: inout [UInt8]) {
+    static func appendString(_ text: String, to out: inout ByteBuffer) {
         out.append(0x22)
         var text = text
         text.withUTF8 { appendEscaped($0, to: &out) }
@@ -64,15 +61,15 @@ public enum JSONText {
 
     /// Escapes as the app does: `"`, `\` and control characters, and `/` as `\/`. Runs that
     /// need no escaping (nearly everything) are copied in one piece.
-    static func appendEscaped(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
+    static func appendEscaped(_ bytes: some Collection<UInt8>, to out: inout ByteBuffer) {
         let handled: Void? = bytes.withContiguousStorageIfAvailable { buffer in
             var runStart = 0
             for (i, c) in buffer.enumerated() where c < 0x20 || c == 0x22 || c == 0x5C || c == 0x2F {
-                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<i])) }
+                if i > runStart { out.append(UnsafeBufferPointer(rebasing: buffer[runStart..<i])) }
                 appendEscape(c, to: &out)
                 runStart = i + 1
             }
-            if runStart < buffer.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart...])) }
+            if runStart < buffer.count { out.append(UnsafeBufferPointer(rebasing: buffer[runStart...])) }
         }
         if handled == nil {
             for c in bytes {
@@ -85,7 +82,7 @@ public enum JSONText {
     /// appends nothing and returns false. One pass for what a store's text columns nearly
     /// always hold, and no question of UTF-8 validity for it. Eight bytes are looked at a time
     /// while none of them needs a closer look (most text, the UUIDs above all, needs none).
-    static func appendEscapedIfASCII(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+    static func appendEscapedIfASCII(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout ByteBuffer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let start = out.count
         var runStart = 0
@@ -97,17 +94,17 @@ public enum JSONText {
             guard i < bytes.count else { break }
             let c = base[i]
             if c >= 0x80 {
-                out.removeSubrange(start...)
+                out.removeAll(from: start)
                 return false
             }
             if c < 0x20 || c == 0x22 || c == 0x5C || c == 0x2F {
-                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
+                if i > runStart { out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
                 appendEscape(c, to: &out)
                 runStart = i + 1
             }
             i += 1
         }
-        if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+        if runStart < bytes.count { out.append(UnsafeBufferPointer(rebasing: bytes[runStart...])) }
         return true
     }
 
@@ -123,7 +120,7 @@ public enum JSONText {
         return (word & highs) | below0x20 | special != 0
     }
 
-    private static func appendEscape(_ c: UInt8, to out: inout [UInt8]) {
+    private static func appendEscape(_ c: UInt8, to out: inout ByteBuffer) {
         switch c {
         case 0x22: out.append(0x5C); out.append(0x22)
         case 0x5C: out.append(0x5C); out.append(0x5C)
@@ -133,7 +130,7 @@ public enum JSONText {
         case 0x09: out.append(0x5C); out.append(0x74)
         case 0x08: out.append(0x5C); out.append(0x62)
         case 0x0C: out.append(0x5C); out.append(0x66)
-        default: out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
+        default: out.append([0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
         }
     }
 

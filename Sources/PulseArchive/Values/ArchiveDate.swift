@@ -64,10 +64,7 @@ public enum ArchiveDate {
     /// Formats milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`, the app's write form.
     /// - Throws: `ArchiveError.invalidValue` for instants outside years 0000–9999.
     public static func format(_ millis: Int64) throws -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(24)
-        try append(millis, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: try ByteBuffer.collecting { try append(millis, to: &$0) }, as: UTF8.self)
     }
 
     /// The one date rule (docs/reliability.md, "Dates and numbers: one rule"): the instants
@@ -83,7 +80,7 @@ public enum ArchiveDate {
     }
 
     /// Appends the formatted date (without quotes) to `out`.
-    static func append(_ millis: Int64, to out: inout [UInt8]) throws {
+    static func append(_ millis: Int64, to out: inout ByteBuffer) throws {
         if let problem = problem(with: millis) {
             throw ArchiveError(.invalidValue, "date \(problem)")
         }
@@ -108,7 +105,7 @@ public enum ArchiveDate {
             put(secondOfDay / 60 % 60, 2, at: 14, then: 0x3A)
             put(secondOfDay % 60, 2, at: 17, then: 0x2E)
             put(ms, 3, at: 20, then: 0x5A)
-            out.append(contentsOf: UnsafeBufferPointer(text))
+            out.append(UnsafeBufferPointer(text))
         }
     }
 

@@ -78,7 +78,7 @@ public enum ArchiveNumber {
     }
 
     /// An integer field as the writer writes it: plain decimal, every Int64.
-    static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+    static func appendInteger(_ value: Int64, to out: inout ByteBuffer) {
         JSONText.appendInteger(value, to: &out)
     }
 
@@ -103,7 +103,7 @@ public enum ArchiveNumber {
 
     /// A double field as the writer writes it: the shortest text that reads back as the
     /// same double (`-0` for negative zero).
-    static func appendDouble(_ value: Double, to out: inout [UInt8]) {
+    static func appendDouble(_ value: Double, to out: inout ByteBuffer) {
         JSONText.appendNumber(value, to: &out)
     }
 }

@@ -24,9 +24,8 @@ public enum Base64 {
     }
 
     /// Appends the padded base64 of `bytes` to `out`.
-    public static func encode(_ bytes: [UInt8], appendingTo out: inout [UInt8]) {
+    public static func encode(_ bytes: [UInt8], appendingTo out: inout ByteBuffer) {
         var encoder = Encoder()
-        out.reserveCapacity(out.count + (bytes.count + 2) / 3 * 4)
         bytes.withUnsafeBytes { encoder.encode($0, appendingTo: &out) }
         encoder.finish(appendingTo: &out)
     }
@@ -137,7 +136,7 @@ public enum Base64 {
 
         public init() {}
 
-        public mutating func encode(_ bytes: UnsafeRawBufferPointer, appendingTo out: inout [UInt8]) {
+        public mutating func encode(_ bytes: UnsafeRawBufferPointer, appendingTo out: inout ByteBuffer) {
             var i = 0
             let n = bytes.count
             if carried == 1 && i < n { carry.1 = bytes[i]; carried = 2; i += 1 }
@@ -151,22 +150,22 @@ public enum Base64 {
             if i < n { carry.1 = bytes[i]; carried = 2 }
         }
 
-        public mutating func finish(appendingTo out: inout [UInt8]) {
+        public mutating func finish(appendingTo out: inout ByteBuffer) {
             let alphabet = Base64.alphabet
             switch carried {
             case 1:
                 let n = UInt32(carry.0) << 16
-                out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], Base64.padding, Base64.padding]
+                out.append([alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], Base64.padding, Base64.padding])
             case 2:
                 let n = UInt32(carry.0) << 16 | UInt32(carry.1) << 8
-                out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], Base64.padding]
+                out.append([alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], Base64.padding])
             default:
                 break
             }
             carried = 0
         }
 
-        @inline(__always) private static func append(_ a: UInt8, _ b: UInt8, _ c: UInt8, to out: inout [UInt8]) {
+        @inline(__always) private static func append(_ a: UInt8, _ b: UInt8, _ c: UInt8, to out: inout ByteBuffer) {
             let n = UInt32(a) << 16 | UInt32(b) << 8 | UInt32(c)
             Base64.alphabet.withUnsafeBufferPointer { alphabet in
                 out.append(alphabet[Int(n >> 18)]); out.append(alphabet[Int(n >> 12 & 63)])

@@ -60,12 +60,12 @@ public enum CanonicalUUID {
 
     /// Appends a UUID (one `isUUID` took) upper-case, as the dialect writes it: the bytes as
     /// they are, and only when one is a lower-case letter, that letter raised.
-    static func appendUpperCased(_ s: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    static func appendUpperCased(_ s: UnsafeBufferPointer<UInt8>, to out: inout ByteBuffer) {
         let start = out.count
-        out.append(contentsOf: s)
+        out.append(s)
         guard hasLowerCase(s) else { return }
-        out.withUnsafeMutableBufferPointer { text in
-            for i in start..<text.count { text[i] = upperCased(text[i]) }
+        out.withMutableBytes(from: start) { text in
+            for i in text.indices { text[i] = upperCased(text[i]) }
         }
     }
 

@@ -9,7 +9,7 @@ import Darwin
 /// half of its round trip.
 public final class RowTextCodec {
     private let encoding: RowEncoding
-    private var text: [UInt8] = []
+    private var text = ByteBuffer()
     private var scratch: [UInt8] = []
 
     private let limits: ArchiveLimits
@@ -24,22 +24,23 @@ public final class RowTextCodec {
     /// gives back what reading `original` gave.
     /// - Throws: `ArchiveError` when the row cannot be written (a required field without a value).
     public func writes(_ row: ArchiveRow, as original: ArraySlice<UInt8>, index: Int) throws -> Bool {
-        text.removeAll(keepingCapacity: text.capacity <= 1 << 20)
+        text.removeAll(shrinkingAbove: 1 << 20, to: 256)
         try encoding.append(row, index: index, to: &text)
-        return text.count == original.count && text.withUnsafeBytes { a in
-            original.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+        return text.count == original.count && text.withBytes { a in
+            original.withUnsafeBufferPointer { b in a.elementsEqual(b) }
         }
     }
 
     /// `row` written as an export writes it, then read back as an import reads it.
     /// - Throws: `ArchiveError` when the row cannot be written, or its text not read back.
     public func writtenAndReadBack(_ row: ArchiveRow, index: Int) throws -> ArchiveRow {
-        text.removeAll(keepingCapacity: text.capacity <= 1 << 20)
-        try encoding.append(row, index: index, to: &text)
+        var written = ByteBuffer()
+        try encoding.append(row, index: index, to: &written)
         let table = encoding.table
         // Through a window, not a second whole copy: a row of 8 MiB of control characters is
         // 48 MB of text.
-        let scanner = JSONScanner(source: MemorySource(text), limits: limits, capacity: max(16, min(text.count, 256 << 10)))
+        let capacity = max(16, min(written.count, 256 << 10))
+        let scanner = JSONScanner(source: WrittenSource(written), limits: limits, capacity: capacity)
         var decoder = RowDecoder(table: table)
         guard let decoded = try decoder.readRow(scanner, index: index, scratch: &scratch, problems: ProblemSink(collects: false)) else {
             throw ArchiveError(.invalidValue, "\(table.key)[\(index)]: the written row does not read back", table: table.key)

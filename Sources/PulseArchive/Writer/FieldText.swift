@@ -7,15 +7,15 @@ public enum FieldText {
     /// UTF-8 bytes verbatim, nothing for null.
     /// - Throws: `ArchiveError.invalidValue` for what the writer refuses too (a double that is
     ///   not finite, a date outside `ArchiveDate.representable`); the caller names the field.
-    public static func append(_ value: FieldValue, to out: inout [UInt8]) throws {
+    public static func append(_ value: FieldValue, to out: inout ByteBuffer) throws {
         switch value {
         case .null: break
         case .int(let v): ArchiveNumber.appendInteger(v, to: &out)
         case .double(let v):
             if let problem = ArchiveNumber.problem(withDouble: v) { throw ArchiveError(.invalidValue, problem) }
             ArchiveNumber.appendDouble(v, to: &out)
-        case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
-        case .string(let v): out.append(contentsOf: v.utf8)
+        case .bool(let v): out.append(v ? JSONText.trueLiteral : JSONText.falseLiteral)
+        case .string(let v): out.append(v)
         case .date(let v): try ArchiveDate.append(v, to: &out)
         }
     }
@@ -24,7 +24,7 @@ public enum FieldText {
 extension JSONNode {
     /// Appends the value as compact JSON, keys sorted by UTF-8 bytes: what an export writes
     /// for a document or an extension row.
-    public func appendJSON(to out: inout [UInt8]) {
+    public func appendJSON(to out: inout ByteBuffer) {
         appendCompact(to: &out)
     }
 }

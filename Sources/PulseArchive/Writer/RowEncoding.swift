@@ -23,14 +23,16 @@ public struct RowEncoding {
     public init(table: ArchiveTable, limits: ArchiveLimits = .standard) {
         self.table = table
         self.limits = limits
-        var prefixes: [UInt8] = []
-        members = table.sortedFieldIndices.map { i in
+        var prefixes = ByteBuffer()
+        var members: [Member] = []
+        for i in table.sortedFieldIndices {
             let start = prefixes.count
             JSONText.appendString(table.fields[i].name, to: &prefixes)
             prefixes.append(JSONByte.colon)
-            return Member(field: i, isOptional: table.fields[i].isOptional, prefix: start..<prefixes.count)
+            members.append(Member(field: i, isOptional: table.fields[i].isOptional, prefix: start..<prefixes.count))
         }
-        self.prefixes = prefixes
+        self.members = members
+        self.prefixes = prefixes.bytes
         types = table.fields.map(\.type)
     }
 
@@ -38,13 +40,13 @@ public struct RowEncoding {
     ///   would refuse (a date outside `ArchiveDate.representable`, a double that is not
     ///   finite), naming the row and field: an export refuses rather than write a file that
     ///   cannot be imported.
-    public func append(_ row: ArchiveRow, index: Int, to out: inout [UInt8]) throws {
+    public func append(_ row: ArchiveRow, index: Int, to out: inout ByteBuffer) throws {
         try appendMembers(index: index, to: &out, isNull: { row.values[$0].isNull }) { field, out in
             switch row.values[field] {
             case .null: break
             case .int(let v): ArchiveNumber.appendInteger(v, to: &out)
             case .double(let v): try appendDouble(v, field, index, to: &out)
-            case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
+            case .bool(let v): out.append(v ? JSONText.trueLiteral : JSONText.falseLiteral)
             case .string(let v) where types[field] == .uuid:
                 try appendString(try canonicalUUID(v, field, index), field, index, to: &out)
             case .string(let v): try appendString(v, field, index, to: &out)
@@ -55,7 +57,7 @@ public struct RowEncoding {
 
     /// The same text as `append(_:index:to:)` writes for the row's values, read from where they
     /// are kept: an export of a store encodes every column this way.
-    func append(stored row: some StoredRow, index: Int, to out: inout [UInt8]) throws {
+    func append(stored row: some StoredRow, index: Int, to out: inout ByteBuffer) throws {
         // The kind `isNull` asked for is the one `read` checks: one question per field.
         var kind = StoredKind.null
         try appendMembers(index: index, to: &out, isNull: { kind = row.kind(field: $0); return kind == .null }) { field, out in
@@ -67,7 +69,7 @@ public struct RowEncoding {
             case .null: break
             case .integer(let v): ArchiveNumber.appendInteger(v, to: &out)
             case .date(let v): try appendDate(v, field, index, to: &out)
-            case .bool(let v): out.append(contentsOf: v ? JSONText.trueLiteral : JSONText.falseLiteral)
+            case .bool(let v): out.append(v ? JSONText.trueLiteral : JSONText.falseLiteral)
             case .real(let v): try appendDouble(v, field, index, to: &out)
             case .text(let bytes) where types[field] == .uuid:
                 // Checked by `read` (hex digits and hyphens): nothing to escape; written
@@ -81,7 +83,7 @@ public struct RowEncoding {
                 if JSONText.appendEscapedIfASCII(bytes, to: &out) {
                     out.append(JSONByte.quote)
                 } else {
-                    out.removeLast()
+                    out.removeAll(from: out.count - 1)
                     try appendString(StoredField.string(bytes, table, index, field), field, index, to: &out)
                 }
             }
@@ -90,8 +92,8 @@ public struct RowEncoding {
 
     /// Writes the members in key order around what `value` appends for each: a null is
     /// omitted when the field is optional and refused when it is not.
-    private func appendMembers(index: Int, to out: inout [UInt8], isNull: (Int) -> Bool,
-                               value: (_ field: Int, _ out: inout [UInt8]) throws -> Void) throws {
+    private func appendMembers(index: Int, to out: inout ByteBuffer, isNull: (Int) -> Bool,
+                               value: (_ field: Int, _ out: inout ByteBuffer) throws -> Void) throws {
         out.append(JSONByte.openBrace)
         var first = true
         try prefixes.withUnsafeBufferPointer { prefixes in
@@ -102,30 +104,30 @@ public struct RowEncoding {
                 }
                 if !first { out.append(JSONByte.comma) }
                 first = false
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: prefixes[member.prefix]))
+                out.append(UnsafeBufferPointer(rebasing: prefixes[member.prefix]))
                 try value(member.field, &out)
             }
         }
         out.append(JSONByte.closeBrace)
     }
 
-    private func appendDouble(_ value: Double, _ field: Int, _ index: Int, to out: inout [UInt8]) throws {
+    private func appendDouble(_ value: Double, _ field: Int, _ index: Int, to out: inout ByteBuffer) throws {
         if let problem = ArchiveNumber.problem(withDouble: value) { throw ArchiveError.unexportable(table, index, field, problem) }
         ArchiveNumber.appendDouble(value, to: &out)
     }
 
-    private func appendDate(_ millis: Int64, _ field: Int, _ index: Int, to out: inout [UInt8]) throws {
+    private func appendDate(_ millis: Int64, _ field: Int, _ index: Int, to out: inout ByteBuffer) throws {
         if let problem = ArchiveDate.problem(with: millis) { throw ArchiveError.unexportable(table, index, field, "date \(problem)") }
         try JSONText.appendDate(millis, to: &out)
     }
 
-    private func appendString(_ text: String, _ field: Int, _ index: Int, to out: inout [UInt8]) throws {
+    private func appendString(_ text: String, _ field: Int, _ index: Int, to out: inout ByteBuffer) throws {
         var text = text
         try text.withUTF8 { try appendValidText($0, field, index, to: &out) }
     }
 
     /// A string's UTF-8 bytes, quoted and escaped, refused past the reader's string limit.
-    private func appendValidText(_ utf8: UnsafeBufferPointer<UInt8>, _ field: Int, _ index: Int, to out: inout [UInt8]) throws {
+    private func appendValidText(_ utf8: UnsafeBufferPointer<UInt8>, _ field: Int, _ index: Int, to out: inout ByteBuffer) throws {
         try checkLength(utf8.count, field, index)
         out.append(JSONByte.quote)
         JSONText.appendEscaped(utf8, to: &out)
