@@ -102,16 +102,18 @@ extension PulseStore {
 
     /// Writes the archive to a private scratch file (the gzip header carries a checksum of what
     /// follows it, written last, so it needs a file it can rewrite), then hands the finished
-    /// file to `deliver`, which returns the bytes it wrote.
+    /// file to `deliver`, which returns the bytes it wrote. The file has no name from the
+    /// moment it exists (`SystemFile.createUnnamed`): it holds the archive before any
+    /// encryption, and a SIGKILL must leave none of it in `$TMPDIR`.
     private func exportThroughScratch(options: ExportOptions, deliver: (SystemFile) throws -> Int64) throws -> ExportResult {
-        let scratch = try PrivateFiles.temporaryDirectory(prefix: "pulse-archive-export")
-        defer { PrivateFiles.remove(scratch) }
+        let scratch = try PrivateFiles.unnamedFile("the export's scratch file in \(PrivateFiles.temporaryBase)")
         var plain = options
         plain.sealing = nil
-        let target = try AtomicFile(targetPath: scratch + "/archive", announced: false)
-        let fileSink = FileSink(target.file)
-        var result = try exportPlain(to: target, through: fileSink, counting: fileSink, alternatives: [], options: plain)
-        result.fileBytes = try deliver(SystemFile.openForReading(result.path, followingLinks: false))
+        let fileSink = FileSink(scratch)
+        var result = try writeArchive(through: fileSink, counting: fileSink, options: plain)
+        try scratch.rewind()
+        result.fileBytes = try deliver(scratch)
+        try scratch.close()
         return result
     }
 
@@ -119,6 +121,17 @@ extension PulseStore {
     /// `target`; `fileSink` counts the bytes the file received.
     private func exportPlain(to target: AtomicFile, through output: RewritableSink, counting fileSink: FileSink,
                              alternatives: some Sequence<String>, options: ExportOptions) throws -> ExportResult {
+        var result = try writeArchive(through: output, counting: fileSink, options: options)
+        // The file's time is the export's instant, like the gzip header's: what `prune` orders
+        // an encrypted backup by, having no key to read more (docs/backups.md).
+        try target.file.setModificationTime(millisecondsSince1970: options.exportedAt)
+        result.path = try target.commit(alternatives: alternatives)
+        return result
+    }
+
+    /// Writes the archive into `output`; `fileSink` counts the bytes the file received. The
+    /// result names no path yet.
+    private func writeArchive(through output: RewritableSink, counting fileSink: FileSink, options: ExportOptions) throws -> ExportResult {
         // JSON is produced on this thread while the deflate threads compress.
         let gzip = {
             try GzipWriter(output: output, modificationTime: GzipWriter.headerTime(millisecondsSince1970: options.exportedAt),
@@ -133,15 +146,11 @@ extension PulseStore {
                                               limits: options.limits),
                 to: counter, progress: options.progress), documents)
         }
-        // The file's time is the export's instant, like the gzip header's: what `prune` orders
-        // an encrypted backup by, having no key to read more (docs/backups.md).
-        try target.file.setModificationTime(millisecondsSince1970: options.exportedAt)
-        let path = try target.commit(alternatives: alternatives)
         var documentCounts: [String: Int] = [:]
         for path in documents.tree.documents {
             documentCounts[path.group, default: 0] += 1
         }
-        return ExportResult(path: path, formatVersion: options.formatVersion, tables: tables,
+        return ExportResult(path: "", formatVersion: options.formatVersion, tables: tables,
                             fileBytes: fileSink.bytesWritten, jsonBytes: counter.count,
                             warnings: documents.warnings, documents: documentCounts)
     }

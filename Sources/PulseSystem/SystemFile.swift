@@ -160,6 +160,11 @@ public final class SystemFile {
         max(0, Int64(lseek(fd, 0, SEEK_CUR)))
     }
 
+    /// Moves the file position back to the start, to read what was written.
+    public func rewind() throws {
+        guard lseek(fd, 0, SEEK_SET) == 0 else { throw SystemError(.io, "cannot read \(path) from its start: \(errnoText())") }
+    }
+
     /// The file's size in bytes.
     public func size() -> Int64 {
         var info = stat()

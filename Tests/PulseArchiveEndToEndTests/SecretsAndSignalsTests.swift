@@ -76,7 +76,7 @@ struct SecretsAndSignalsTests {
         return process.processIdentifier
     }
 
-    @Test("verify, inspect and diff of an encrypted archive, killed with SIGKILL part way with $TMPDIR a test directory, leave no entry there and no decrypted byte; the next run removes a dead run's temporary directory and nothing else")
+    @Test("verify, inspect and diff of an encrypted archive, and export -o - with a key, killed with SIGKILL part way with $TMPDIR a test directory, leave no entry there and no decrypted byte; the next run removes a dead run's temporary directory and nothing else")
     func killedReadersLeaveNothingDecrypted() throws {
         let f = try Fixture()
         let scratch = f.dir.file("tmp")
@@ -93,6 +93,22 @@ struct SecretsAndSignalsTests {
                 let left = Self.entries(scratch)
                 #expect(left.isEmpty, "\(command[0]) killed at \(point) left \(left) in $TMPDIR")
                 #expect(Self.holdingMarker(scratch).isEmpty, "\(command[0]) killed at \(point) left decrypted data in \(Self.holdingMarker(scratch))")
+                for name in left { try? FileManager.default.removeItem(atPath: scratch + "/" + name) }
+            }
+        }
+
+        // `export -o -` with a key stages the archive before encryption: in a file without a
+        // name, so a SIGKILL at any write leaves nothing (it was a named file in a directory
+        // of $TMPDIR, the archive in clear, until the next run swept it).
+        let recipient = try CLI.run(["keygen", "-y", f.identityFile]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        for keys in [["-r", recipient], ["--passphrase-file", f.passphraseFile]] {
+            let command = ["export", "--store", f.store, "-o", "-"] + keys
+            let writes = try #require(try KillPoints.count(command, environment: environment)["write"])
+            #expect(Self.entries(scratch).isEmpty, "export -o - left \(Self.entries(scratch)) after a normal run")
+            for point in KillPoints.spread("write", 4, over: writes) {
+                try KillPoints.expectStopped(command, at: point, with: SIGKILL, environment: environment)
+                let left = Self.entries(scratch)
+                #expect(left.isEmpty, "export -o - \(keys[0]) killed at \(point) left \(left) in $TMPDIR")
                 for name in left { try? FileManager.default.removeItem(atPath: scratch + "/" + name) }
             }
         }
