@@ -74,7 +74,7 @@ struct PruneCommand: Subcommand {
         do {
             // Read as `inspect` reads: every value checked and the rows staged (a repeated key too).
             outcome = try Prune.run(directory: directory, policy: policy, dryRun: dryRun, limits: limits, keys: keys, keysGiven: keysGiven,
-                                    zone: zone, read: { try ArchiveValidation.validate($0) })
+                                    zone: zone, now: ArgumentValues.nowMillis(), read: { try ArchiveValidation.validate($0) })
         } catch let refusal as UnreadableNewestArchive where refusal.reason == .keysDoNotOpen {
             let cause = ErrorAdvice.message(refusal.cause, command: Self.spec.name)
             console.err("Error: refusing to prune: the keys given do not open the newest archive \(refusal.path) (\(cause)); nothing was removed. Give --identity or the passphrase it was encrypted with (or no key, to check it as far as its header), then prune again")
@@ -88,14 +88,28 @@ struct PruneCommand: Subcommand {
             return 1
         }
         for (_, reason) in outcome.failed { console.err("Error: \(reason)") }
-        if let found = outcome.newestMisnamed, let newest = outcome.kept.first?.name.fileName {
+        for backup in outcome.future {
+            let madeAt = (try? ArchiveDate.format(backup.madeAt)) ?? String(backup.madeAt)
+            console.err("warning: \(ShownText.quoted(backup.name.fileName)) was made after now (\(madeAt), by its \(Self.dateSource(backup.madeAtSource))): "
+                + "kept, and left out of the policy, so that the backups made since stay the newest; was a clock wrong when it was made? "
+                + "Move it out of the directory once you have checked it")
+        }
+        if let found = outcome.newestMisnamed, let newest = outcome.newest?.fileName {
             console.err("warning: the newest archive \(ShownText.quoted(newest)) is \(found), which its name does not say: \(found.hasPrefix("not encrypted") ? "anyone who can read the file can read it; " : "")export names what it writes truthfully, so this file was renamed or made otherwise")
         }
-        if outcome.newestCheck == .header, let newest = outcome.kept.first?.name.fileName {
+        if outcome.newestCheck == .header, let newest = outcome.newest?.fileName {
             console.err("warning: the newest archive \(ShownText.quoted(newest)) is encrypted and no key was given: it was checked only as far as its age header and its length (the one its header records: not cut short); give --identity or a passphrase to check it all the way")
         }
         try console.out(json ? Self.json(outcome).text : Self.text(outcome))
         return outcome.failed.isEmpty ? 0 : 1
+    }
+
+    static func dateSource(_ source: Backup.Source) -> String {
+        switch source {
+        case .gzipHeader: "gzip header"
+        case .fileTime: "file's time"
+        case .name: "name"
+        }
     }
 
     static func json(_ outcome: Prune.Outcome) -> JSONReport {
@@ -111,6 +125,7 @@ struct PruneCommand: Subcommand {
             ("removed", .array(outcome.removed.map { .string($0) })),
             ("ignored", .array(outcome.ignored.map { .string($0) })),
             ("abandoned", .array(outcome.abandoned.map { .string($0) })),
+            ("future", .array(outcome.future.map { .string($0.name.fileName) })),
             ("dryRun", .bool(outcome.dryRun)),
             ("skipped", problems(outcome.skipped)),
             ("failed", problems(outcome.failed)),

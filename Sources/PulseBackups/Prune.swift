@@ -21,6 +21,11 @@ public enum Prune {
         /// removed. Sorted.
         public let abandoned: [String]
         public let dryRun: Bool
+        /// The newest archive made by now, which was read first and is never removed.
+        public let newest: BackupName?
+        /// Archives made after now (a clock set wrong when they were made): kept, outside the
+        /// policy, newest first. Also in `kept`.
+        public let future: [Backup]
         /// How far the newest archive was checked before anything was removed (nil: no archive).
         public let newestCheck: NewestArchiveCheck.Depth?
         /// What the newest archive was found to be where its name says otherwise ("not
@@ -36,8 +41,9 @@ public enum Prune {
     /// - Parameter keysGiven: keys were given on purpose (an identity, a passphrase file): an
     ///   encrypted newest archive they do not open is refused, not checked by its header only.
     /// - Parameter zone: the zone a name's date-time is read in for a backup nothing else dates.
+    /// - Parameter now: milliseconds since 1970; a backup made after it is kept outside the policy.
     public static func run(directory: String, policy: RetentionPolicy, dryRun: Bool, limits: ArchiveLimits, keys: AgeKeys? = nil,
-                           keysGiven: Bool = false, zone: TimeZone = .current,
+                           keysGiven: Bool = false, zone: TimeZone = .current, now: Int64,
                            read: (ArchiveReader) throws -> ArchiveSummary = { try $0.inspect() }) throws -> Outcome {
         precondition(!policy.isEmpty, "a prune policy needs at least one rule that keeps archives")
         // What killed exports left here (a partial file, a commit's placeholder at a backup's
@@ -58,7 +64,7 @@ public enum Prune {
             livePlaceholders.append(fileName)
             return false
         }
-        let plan = policy.plan(archives)
+        let plan = policy.plan(archives, now: now)
         var newestCheck: NewestArchiveCheck.Depth?
         var newestMisnamed: String?
         if let newest = plan.newest {
@@ -95,7 +101,8 @@ public enum Prune {
         }
         return Outcome(kept: plan.kept, removed: removed, skipped: skipped, failed: failed,
                        ignored: (listing.ignored.filter { !abandoned.contains($0) } + livePlaceholders).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) },
-                       abandoned: abandoned, dryRun: dryRun,
+                       abandoned: abandoned, dryRun: dryRun, newest: plan.newest,
+                       future: plan.kept.filter { $0.reasons == [RetentionPolicy.futureReason] }.map(\.backup),
                        newestCheck: newestCheck, newestMisnamed: newestMisnamed)
     }
 

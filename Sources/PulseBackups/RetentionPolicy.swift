@@ -49,21 +49,36 @@ public struct RetentionPolicy: Sendable, Equatable {
     }
 
     public struct Plan: Sendable {
-        /// Newest first.
+        /// Newest first, those made after now first of all.
         public let kept: [Kept]
         /// Newest first.
         public let removed: [Backup]
-        /// The newest archive (kept whatever the rules say), nil when there is none.
-        public var newest: BackupName? { kept.first?.name }
+        /// The newest archive made by now (kept whatever the rules say), nil when there is none.
+        public let newest: BackupName?
     }
 
     /// The reason given for the newest archive when no rule kept it (a policy that is not empty
     /// always keeps it: it is the newest of its every period).
     public static let newestReason = "newest"
 
-    /// Applies the policy to `backups`, in any order.
-    public func plan(_ backups: [Backup]) -> Plan {
-        let sorted = backups.sorted { $0.isNewer(than: $1) }
+    /// The reason given for an archive made after now: a clock set wrong when it was made
+    /// (a year ahead, say). It is kept and takes no rule's place: were it the newest, every
+    /// backup made after it with the right time would sort older, and `--keep-last 1` would
+    /// remove each the night it was made.
+    public static let futureReason = "made after now"
+
+    /// How far ahead of now a backup may be dated and still be taken as made by now, in
+    /// milliseconds: the clocks of two machines writing to one folder, kept by NTP, differ by
+    /// less; a clock an hour out (a zone taken for UTC) is a clock set wrong.
+    public static let clockTolerance: Int64 = 5 * 60 * 1000
+
+    /// Applies the policy to `backups`, in any order; those made after `now` (milliseconds
+    /// since 1970, give or take `clockTolerance`) are kept, outside the rules.
+    public func plan(_ backups: [Backup], now: Int64 = .max) -> Plan {
+        let (latest, overflow) = now.addingReportingOverflow(Self.clockTolerance)
+        let isFuture = { (backup: Backup) in !overflow && backup.madeAt > latest }
+        let future = backups.filter(isFuture).sorted { $0.isNewer(than: $1) }
+        let sorted = backups.filter { !isFuture($0) }.sorted { $0.isNewer(than: $1) }
         var reasons = Array(repeating: [String](), count: sorted.count)
         for rule in Rule.allCases {
             var left = count(of: rule)
@@ -79,12 +94,12 @@ public struct RetentionPolicy: Sendable, Equatable {
             }
         }
         if !reasons.isEmpty, reasons[0].isEmpty { reasons[0].append(Self.newestReason) }
-        var kept: [Kept] = []
+        var kept = future.map { Kept(backup: $0, reasons: [Self.futureReason]) }
         var removed: [Backup] = []
         for (index, backup) in sorted.enumerated() {
             if reasons[index].isEmpty { removed.append(backup) } else { kept.append(Kept(backup: backup, reasons: reasons[index])) }
         }
-        return Plan(kept: kept, removed: removed)
+        return Plan(kept: kept, removed: removed, newest: sorted.first?.name)
     }
 
     /// The ISO 8601 week calendar: weeks start on Monday, and week 1 is the one with the

@@ -306,7 +306,7 @@ struct EncryptionCLITests {
         let pruned = try Self.sh("\"$PA\" prune backups --keep-last 1 --json </dev/null", in: f.dir)
         #expect((pruned.json["removed"] as? [Any])?.count == 1)
         // A newest "archive" whose header does not parse: nothing is removed.
-        try Self.sh("cp plain.json.gz backups/pulseloop-backup-2020-01-01-0000.json.gz && printf 'age-encryption.org/v1\\n-> X25519\\n' > backups/pulseloop-backup-2099-01-01-0000.json.gz.age", in: f.dir)
+        try Self.sh("rm backups/*.age && cp plain.json.gz backups/pulseloop-backup-2020-01-01-0000.json.gz && printf 'age-encryption.org/v1\\n-> X25519\\n' > backups/pulseloop-backup-2021-01-01-0000.json.gz.age", in: f.dir)
         let refused = try Self.sh("\"$PA\" prune backups --keep-last 1 </dev/null", in: f.dir, expectingSuccess: false)
         #expect(refused.exitCode == 1)
         #expect(FileManager.default.fileExists(atPath: f.dir.file("backups/pulseloop-backup-2020-01-01-0000.json.gz")))
@@ -355,7 +355,7 @@ struct EncryptionCLITests {
     func pruneAndEncryptedNewest() throws {
         let f = try Fixture()
         try FileManager.default.createDirectory(atPath: f.dir.file("b"), withIntermediateDirectories: false)
-        try Self.sh("cp plain.json.gz b/pulseloop-backup-2020-01-01-0000.json.gz && \"$PA\" export --store store -o b/pulseloop-backup-2030-01-01-0000.json.gz.age -r \(f.publicKey)", in: f.dir)
+        try Self.sh("cp plain.json.gz b/pulseloop-backup-2020-01-01-0000.json.gz && \"$PA\" export --store store -o b/pulseloop-backup-2021-01-01-0000.json.gz.age -r \(f.publicKey)", in: f.dir)
         f.dir.write("pass.txt", "some passphrase\n")
         let refused = try Self.sh("chmod 600 pass.txt; \"$PA\" prune b --keep-last 1 --passphrase-file pass.txt </dev/null", in: f.dir, expectingSuccess: false)
         #expect(refused.exitCode == 1)

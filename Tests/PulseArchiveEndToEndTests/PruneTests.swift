@@ -269,6 +269,29 @@ import PulseSystem
         #expect(outcome.removed.isEmpty)
     }
 
+    @Test("a backup made after now (a clock a year ahead) is kept outside the policy with a warning: the backups made since stay the newest, and --keep-last 1 no longer removes each the night it is made")
+    func aBackupFromTheFuture() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 3)
+        try FileManager.default.createDirectory(atPath: dir.file("b"), withIntermediateDirectories: false)
+        // Name, gzip header and file time agree, as when the clock itself was wrong.
+        let future = Self.name("2100-01-01-0000")
+        let ahead = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("b/" + future), "-q"], environment: ["SOURCE_DATE_EPOCH": "4102444800", "TZ": "UTC"])
+        #expect(ahead.exitCode == 0, "\(ahead.stderr)")
+        let tonight = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("b"), "-q"])
+        #expect(tonight.exitCode == 0, "\(tonight.stderr)")
+        let made = URL(fileURLWithPath: tonight.stdout.trimmingCharacters(in: .newlines)).lastPathComponent
+        try FileManager.default.copyItem(atPath: Repository.sampleFormat2, toPath: dir.file("b/" + Self.name("2021-07-01-0000")))
+        let result = try CLI.run(["prune", dir.file("b"), "--keep-last", "1", "--json"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let kept = (result.json["kept"] as? [[String: Any]] ?? []).map { ($0["file"] as? String ?? "?", $0["reasons"] as? [String] ?? []) }
+        #expect(kept.map(\.0) == [future, made] && kept.map(\.1) == [["made after now"], ["last"]], "\(result.stdout)")
+        #expect(result.json["future"] as? [String] == [future], "\(result.stdout)")
+        #expect(result.json["removed"] as? [String] == [Self.name("2021-07-01-0000")], "\(result.stdout)")
+        #expect(result.stderr.contains("warning: \"\(future)\" was made after now (2100-01-01T00:00:00.000Z, by its gzip header): kept, and left out of the policy"), "\(result.stderr)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.file("b"))) == [future, made])
+    }
+
     @Test func aBrokenNewestArchiveRefusesThePrune() throws {
         let dir = try Self.directory(["2021-01-01-0000", "2021-01-02-0000"])
         let bytes = try Data(contentsOf: URL(fileURLWithPath: Repository.sampleFormat2))
@@ -347,7 +370,7 @@ import PulseSystem
         let dir = try Self.directory(["2021-01-01-0000", "2021-01-02-0000"])
         dir.write("notes.txt", "x")
         let result = try CLI.run(["prune", dir.path, "--keep-last", "1", "--dry-run", "--json"])
-        #expect(Set(result.json.keys) == ["kept", "removed", "ignored", "abandoned", "dryRun", "skipped", "failed", "newestCheck", "newestMisnamed"])
+        #expect(Set(result.json.keys) == ["kept", "removed", "ignored", "abandoned", "future", "dryRun", "skipped", "failed", "newestCheck", "newestMisnamed"])
         #expect(result.json["ignored"] as? [String] == ["notes.txt"])
         let text = try CLI.run(["prune", dir.path, "--keep-last", "1"])
         #expect(text.exitCode == 0)
