@@ -23,6 +23,14 @@ struct Console {
         try result(text, to: STDOUT_FILENO, name: "standard output")
     }
 
+    /// Writes the path of a file or folder the command made, the line a script takes with
+    /// `new=$(pulse-archive export …)`: as it is when standard output is not a terminal, so
+    /// that it opens the file (a folder named with U+200B was printed `\u{200B}`, and the
+    /// nightly job's `verify "$new"` found no such file); escaped on a terminal, as every name.
+    func outPath(_ path: String) throws {
+        try result(path, to: STDOUT_FILENO, name: "standard output", escaped: isatty(STDOUT_FILENO) == 1)
+    }
+
     /// Writes a result asked for (`--json`) on standard error, where it goes when standard
     /// output carries the archive (`-o -`): it fails as `out` does when it cannot be written
     /// (`2>/dev/full`), since the caller that asked for it is owed a failure, not exit 0.
@@ -30,7 +38,7 @@ struct Console {
         try result(text, to: STDERR_FILENO, name: "standard error")
     }
 
-    private func result(_ text: String, to descriptor: Int32, name: String) throws {
+    private func result(_ text: String, to descriptor: Int32, name: String, escaped: Bool = true) throws {
         let done = "the command's work is done and stands; only this report is lost"
         // Closed at the start and held by /dev/null since (`StandardStreams`): the report
         // would vanish there, while the caller is owed a failure as for any stream that
@@ -39,7 +47,7 @@ struct Console {
             throw SystemError(.io, "cannot write \(name): it was closed (\(descriptor == STDOUT_FILENO ? ">&-" : "2>&-")); \(done)")
         }
         do {
-            try Self.emit(ShownText.escapingControls(text) + "\n", to: descriptor, name: name)
+            try Self.emit((escaped ? ShownText.escapingControls(text) : text) + "\n", to: descriptor, name: name)
         } catch {
             throw SystemError(.io, "\(error.message); \(done)")
         }

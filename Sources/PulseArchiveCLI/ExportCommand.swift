@@ -202,7 +202,7 @@ struct ExportCommand: Subcommand {
             let documents = result.documents.values.reduce(0, +)
             // `--quiet` keeps a cron job's mail empty, as every other command's does.
             if !quiet { console.err("Exported \(ProgressLine.grouped(rows)) rows and \(documents) documents from \(store) (format \(result.formatVersion), \(Formatting.bytes(result.fileBytes)))") }
-            if case .stream = output {} else { try console.out(result.path) }
+            if case .stream = output {} else { try console.outPath(result.path) }
         }
         return 0
     }

@@ -84,7 +84,7 @@ struct TablesCommand: Subcommand {
             ]).text)
         } else {
             if !quiet { console.err("Wrote \(ProgressLine.grouped(result.rows.values.reduce(0, +))) rows in \(result.rows.count) files (\(result.format.rawValue)) and tables.json") }
-            try console.out(result.path)
+            try console.outPath(result.path)
         }
         return 0
     }

@@ -142,6 +142,20 @@ struct PlainExportTests {
         #expect(try StoreSnapshot(store: f.dir.file("fromSealed")).sameContent(as: try StoreSnapshot(store: f.dir.file("store"))))
     }
 
+    @Test("the path export and tables print, taken by a script, opens what they wrote whatever the folder is called: as it is on a pipe")
+    func printedPathsOpen() throws {
+        let f = try Fixture()
+        for folder in ["bk\u{200B}", "rlo\u{202E}x", "ctl\u{1}y"] {
+            try FileManager.default.createDirectory(atPath: f.dir.file(folder), withIntermediateDirectories: false)
+            let export = try CLI.run(["export", "--store", f.dir.file("store"), "-o", f.dir.file(folder), "-q"])
+            let path = export.stdout.trimmingCharacters(in: .newlines)
+            #expect(export.exitCode == 0 && path.hasPrefix(f.dir.file(folder) + "/pulseloop-backup-") && FileManager.default.fileExists(atPath: path),
+                    "\(folder.debugDescription): \(export.stdout.debugDescription) \(export.stderr)")
+            let tables = try CLI.run(["tables", "--store", f.dir.file("store"), "-o", f.dir.file(folder) + "/t", "-q"])
+            #expect(tables.exitCode == 0 && tables.stdout == f.dir.file(folder) + "/t\n", "\(folder.debugDescription): \(tables.stdout.debugDescription) \(tables.stderr)")
+        }
+    }
+
     @Test("a store holding a UUID field the readers refuse is refused by every form of export: exit 1, named, no file, no snapshot")
     func everyFormRefusesWhatTheReadersRefuse() throws {
         let f = try Fixture(days: 2)
