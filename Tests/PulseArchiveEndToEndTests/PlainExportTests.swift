@@ -246,7 +246,7 @@ struct PlainExportTests {
         return job.replacingOccurrences(of: "dir=/backups/pulse\n", with: "dir=\(directory)\n")
     }
 
-    @Test("the CI job of backups.md, as written: no backup fails it; it verifies the newest of any form and diffs it with the one before; a lost row fails it; the key file goes")
+    @Test("the CI job of backups.md, as written: no backup fails it; it verifies the newest of any form and diffs it with the one before; a lost row fails it; the key file goes, and a key.txt of the user's stays")
     func ciJobAsWritten() throws {
         let f = try Fixture()
         let bin = f.dir.file("bin")
@@ -254,7 +254,11 @@ struct PlainExportTests {
         try FileManager.default.createSymbolicLink(atPath: bin + "/pulse-archive", withDestinationPath: CLI.executable)
         try Self.sh("mkdir backups && \"$PA\" keygen -o identity.txt > recipient.txt", in: f.dir)
         f.dir.write("job.sh", try Self.ciJob(checking: f.dir.file("backups")))
-        let environment = ["PATH": bin + ":/usr/bin:/bin", "PULSE_AGE_IDENTITY": String(decoding: Self.bytes(f.dir.file("identity.txt")), as: UTF8.self)]
+        // The user's own identity where the job runs: the job must neither overwrite nor remove it.
+        f.dir.write("key.txt", "AGE-SECRET-KEY-OF-THE-USER\n")
+        let scratch = f.dir.file("tmp")
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
+        let environment = ["PATH": bin + ":/usr/bin:/bin", "TMPDIR": scratch, "PULSE_AGE_IDENTITY": String(decoding: Self.bytes(f.dir.file("identity.txt")), as: UTF8.self)]
         let job = { try Self.sh("sh job.sh", in: f.dir, environment: environment, expectingSuccess: false) }
         let none = try job()
         #expect(none.exitCode == 1 && none.stderr.contains("no backup in"), "\(none.stderr)")
@@ -272,7 +276,8 @@ struct PlainExportTests {
         try Self.sh("\"$PA\" export --store store -o backups/ -R recipient.txt -q", in: f.dir, environment: ["SOURCE_DATE_EPOCH": "1773772800"])
         let lost = try job()
         #expect(lost.exitCode == 1 && lost.stdout.contains("-1"), "\(lost.stdout)\(lost.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: f.dir.file("key.txt")))
+        #expect(String(decoding: Self.bytes(f.dir.file("key.txt")), as: UTF8.self) == "AGE-SECRET-KEY-OF-THE-USER\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty, "the job left its key file in $TMPDIR")
     }
 
     static let resticAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/restic")
