@@ -114,16 +114,20 @@ public final class AtomicFile {
     @discardableResult
     package static func removeAbandonedPartials(in directory: String, targets: (String) -> Bool = { _ in true }, dryRun: Bool = false) -> [String] {
         let entries = Self.entries(of: directory)
+        // Only a regular file is an export's partial file: a folder or a link of that name is
+        // someone else's, left alone and not reported as removed (prune said it removed a
+        // folder it could not, every run).
         let abandoned = entries.filter { entryName in
             guard let (target, pid) = partialFile(entryName), targets(target) else { return false }
+            var info = stat()
+            guard lstat("\(directory)/\(entryName)", &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
             return LiveEntry.isAbandoned("\(directory)/\(entryName)", writer: pid)
         }
         guard !abandoned.isEmpty else { return [] }
         let placeholders = entries.filter { entryName in abandoned.contains { NoReplaceMove.isPlaceholder("\(directory)/\(entryName)", for: $0) } }
         guard !dryRun else { return placeholders + abandoned }
-        for entryName in placeholders { _ = unlink("\(directory)/\(entryName)") }
-        for entryName in abandoned { _ = unlink("\(directory)/\(entryName)") }
-        return placeholders + abandoned
+        // What went, as the system says: one that could not be removed is not reported so.
+        return (placeholders + abandoned).filter { unlink("\(directory)/\($0)") == 0 || errno == ENOENT }
     }
 
     /// Whether `entryName` is one of this tool's partial files (`.<name>.partial-pulse-archive-<pid>`).

@@ -83,6 +83,11 @@ import PulseSystem
         let usersOwn = ".report.pdf.partial-\(process.processIdentifier)"
         let notABackup = ".notes.partial-pulse-archive-\(process.processIdentifier)"
         for entry in [dead, live, usersOwn, notABackup] { dir.write(entry, "half an archive") }
+        // A folder with a partial file's name and a dead pid: not an export's (it writes files);
+        // left, and listed as ignored, never reported removed (it was, every run).
+        let folder = "." + Self.name("2026-03-05-1200") + ".partial-pulse-archive-\(process.processIdentifier)"
+        try FileManager.default.createDirectory(atPath: dir.file(folder), withIntermediateDirectories: false)
+        dir.write(folder + "/data", "precious")
         let dryRun = try CLI.run(["prune", dir.path, "--keep-last", "5", "--dry-run", "--json"])
         #expect((dryRun.json["abandoned"] as? [String]) == [dead] && !((dryRun.json["ignored"] as? [String]) ?? []).contains(dead), "\(dryRun.stdout)")
         let dry = try Self.prune(dir, ["--keep-last", "5", "--dry-run"])
@@ -96,6 +101,7 @@ import PulseSystem
         #expect(!outcome.ignored.contains(dead) && outcome.ignored.contains(live) && outcome.ignored.contains(notABackup), "\(outcome.ignored)")
         #expect(outcome.left.contains(live) && outcome.removed.isEmpty)
         #expect(outcome.left.contains(usersOwn) && outcome.left.contains(notABackup), "a file this tool did not make was removed")
+        #expect(FileManager.default.fileExists(atPath: dir.file(folder + "/data")) && outcome.ignored.contains(folder), "\(outcome.ignored)")
     }
 
     @Test("a newest archive whose name says otherwise than its contents (a .age not encrypted, a .gz of plain JSON) is kept and checked, with a warning and newestMisnamed")
