@@ -76,7 +76,8 @@ struct ImportCommand: Subcommand {
     /// The import's report; a Gadgetbridge import adds its members and lines.
     func report(_ result: ImportResult, extraJSON: [(String, JSONReport)] = [], extraText: String = "") throws {
         for warning in result.warnings { console.warn(warning.message) }
-        if let backup = result.safetyBackupPath {
+        // Under `--quiet` too it is kept in the store's `backups/` (and in `--json`'s `safetyBackup`).
+        if let backup = result.safetyBackupPath, !quiet {
             console.err("Saved the store's previous content to \(backup)")
         }
         if json {

@@ -157,6 +157,10 @@ struct StoreTests {
         #expect(backups.count == 1)
         #expect(StoreFixtures.mode(store + "/backups") == 0o700 && StoreFixtures.mode(store + "/backups/" + backups[0]) == 0o600)
         #expect(replace.stderr.contains("Saved the store's previous content to \(store)/backups/"))
+        // --quiet prints only the result and errors, as it does for every command.
+        let quiet = try CLI.run(["import", Repository.sampleFormat1, "--store", store, "--replace", "--quiet"])
+        #expect(quiet.exitCode == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store + "/backups").count == 2)
     }
 
     @Test("export never overwrites and never leaves a file behind on failure")
