@@ -136,8 +136,18 @@ struct ExportCommand: Subcommand {
     /// gzip: plain JSON under a `.gz` name is a file `gunzip` refuses, and a gzip archive under
     /// another name is one a backup tool or a person takes for the plain stream.
     /// A name ending in a dot or a space is refused too (`ArgumentValues.requireLastingName`).
+    /// A name without an extension that is no folder here is most likely a folder that is
+    /// missing (a backup disk not mounted): refused with both readings, rather than advice to
+    /// call the file `x.gz`, or a plain export written as a file named like the folder (the
+    /// night's prune then failed on it, and the next export found it taken).
     static func requireTruthfulName(_ path: String, encrypted: Bool, compressed: Bool, passphraseVariableSet: Bool) throws {
         try ArgumentValues.requireLastingName(path, option: "-o")
+        let last = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        if !last.dropFirst().contains(".") {
+            let suffix = (compressed ? ".json.gz" : ".json") + (encrypted ? ".age" : "")
+            throw UsageError(message: "'-o \(path)' is no folder here and names a file without an extension: to write into a folder, create it first "
+                + "(a trailing / says it is one: '-o \(path)/'); to name the file, name it \(path)\(suffix)")
+        }
         let lowercased = path.lowercased()
         let saysAge = lowercased.hasSuffix(".age")
         if saysAge, !encrypted {

@@ -90,7 +90,11 @@ struct PlainExportTests {
             ("--compression none -o x.json.gz", "ends in .gz"),
             ("--compression none -o x.JSON.GZ", "ends in .gz"),
             ("-o x.json", "does not end in .gz"),
-            ("--compression gzip -o x", "does not end in .gz"),
+            // No extension and no such folder: a folder that is missing (a backup disk not
+            // mounted) as likely as a file; said both ways, in both forms.
+            ("--compression gzip -o x", "'-o x' is no folder here and names a file without an extension: to write into a folder, create it first (a trailing / says it is one: '-o x/'); to name the file, name it x.json.gz"),
+            ("--compression none -o ./nodir", "to name the file, name it ./nodir.json"),
+            ("-o sub/.hidden", "to name the file, name it sub/.hidden.json.gz"),
             ("-o x.json.age -r \(key)", "does not end in .gz"),
             ("--compression none -o x.json.gz.age -r \(key)", "ends in .gz"),
             ("--compression zip -o x.json.gz", "must be gzip or none"),
