@@ -59,7 +59,7 @@ public enum PulseArchiveCommand {
         // says so in one line instead of a backtrace.
         InterruptCleanup.removeOnFatalSignal(describingCommit: describeCommit)
         // Before any thread starts: Ctrl-C removes partial archives and scratch files.
-        InterruptCleanup.removeOnInterrupt { signal, committed, left in
+        InterruptCleanup.removeOnInterrupt { signal, committed, left, sent in
             let console = Console()
             let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP", SIGQUIT: "SIGQUIT"][signal] ?? "signal \(signal)"
             var what = committed.map { " after its commit: " + describeCommit($0) } ?? "; its temporary files are removed"
@@ -68,6 +68,7 @@ public enum PulseArchiveCommand {
                 let paths = left.joined(separator: ", ")
                 what += committed == nil ? ", except \(paths), which could not be: remove it by hand" : "; could not remove \(paths): remove it by hand"
             }
+            if let sent { what += "; \(sent)" }
             console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name))\(what)")
         }
         // What killed runs left in $TMPDIR (a temporary directory, an export's scratch copy):

@@ -31,7 +31,10 @@ extension PulseStore {
                 return try store.export(to: AtomicFile(targetPath: free), alternatives: names.drop { $0 != free }.dropFirst(), options: options)
             case .stream(let sink):
                 var result = try store.exportThroughScratch(options: options) { archive in
-                    try Self.deliver(archive, to: sink, sealing: options.sealing)
+                    InterruptCleanup.sending("standard output received part of the archive: what read it (a pipe, a backup tool) holds an incomplete archive; discard it")
+                    let written = try Self.deliver(archive, to: sink, sealing: options.sealing)
+                    try InterruptCleanup.keeping([], committing: "standard output received the whole archive") {}
+                    return written
                 }
                 result.path = "-"
                 return result

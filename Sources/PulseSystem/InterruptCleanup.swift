@@ -33,6 +33,9 @@ public enum InterruptCleanup {
         /// What a commit made permanent, once one has (`keeping`): an interruption after it
         /// must say so, or the user believes nothing happened. Guarded by `lock`.
         var committed: String?
+        /// What has gone out where no removal reaches (`sending`), for the announcement.
+        /// Guarded by `lock`.
+        var sent: String?
         /// The signals the watcher takes (`removeOnInterrupt`); none in a library's process.
         /// Guarded by `lock`.
         var taken: [Int32] = []
@@ -98,6 +101,14 @@ public enum InterruptCleanup {
 
     package static func endHoldOff() {
         endHoldOffBothSignals()
+    }
+
+    /// From now on an interruption must say that `what` went out where no removal reaches
+    /// (the archive's first bytes down a pipe): the reader holds part of it.
+    public static func sending(_ what: String) {
+        registry.lock.lock()
+        registry.sent = what
+        registry.lock.unlock()
     }
 
     /// From now on an interruption leaves `path` alone.
@@ -207,7 +218,8 @@ public enum InterruptCleanup {
     /// be removed (named, never said to be gone), and ends the process by that signal (a shell shows
     /// 128 + its number, 130 for Ctrl-C). A signal the caller ignores (`nohup`'s SIGHUP) is
     /// left alone, and so stays ignored. Call it once, first thing.
-    public static func removeOnInterrupt(announce: @escaping @Sendable (_ signal: Int32, _ committed: String?, _ left: [String]) -> Void) {
+    /// - Parameter announce: also gets what went out where no removal reaches (`sending`).
+    public static func removeOnInterrupt(announce: @escaping @Sendable (_ signal: Int32, _ committed: String?, _ left: [String], _ sent: String?) -> Void) {
         // A blocked signal is queued even when ignored, so an ignored one must stay unblocked.
         let taken = signals.filter { !isIgnored($0) }
         guard !taken.isEmpty else { return }
@@ -230,7 +242,7 @@ public enum InterruptCleanup {
             for folder in registry.foldersIfEmpty.reversed() { _ = rmdir(folder) }
             // A prompt's hidden echo comes back before the shell does.
             Terminal.restoreAfterInterrupt()
-            announce(received, registry.committed, left)
+            announce(received, registry.committed, left, registry.sent)
             // SIGQUIT's default action dumps core: a core file is something left behind,
             // holding whatever the process had read, so the process ends by the signal without one.
             if received == SIGQUIT { _ = SystemCalls.disableCoreDumps() }

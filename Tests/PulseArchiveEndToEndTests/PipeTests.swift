@@ -73,6 +73,21 @@ struct PipeTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("tmp")).isEmpty)
     }
 
+    @Test("export -o - interrupted while it sends the archive says that standard output holds part of one; interrupted before, it says nothing of it")
+    func interruptedWhileSending() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 30)
+        let command = ["export", "--store", dir.file("s"), "-o", "-", "--compression", "none"]
+        // The scratch file's writes come first, then standard output's: the last is a send.
+        let writes = try #require(try KillPoints.count(command)["write"])
+        let toFile = try #require(try KillPoints.count(["export", "--store", dir.file("s"), "-o", dir.file("x.json"), "--compression", "none"])["write"])
+        #expect(writes > toFile, "\(writes) writes to -, \(toFile) to a file")
+        let sending = try KillPoints.expectStopped(command, at: "write:\(writes)", with: SIGTERM)
+        #expect(sending.stderr.contains("Error: interrupted (SIGTERM); its temporary files are removed; standard output received part of the archive"), "\(sending.stderr)")
+        let staging = try KillPoints.expectStopped(command, at: "write:1", with: SIGTERM)
+        #expect(staging.stderr.contains("Error: interrupted (SIGTERM)") && !staging.stderr.contains("standard output"), "\(staging.stderr)")
+    }
+
     @Test("standard output that cannot take the report (full, closed): Error and exit 1, never a crash", arguments: ["> /dev/full", ">&-"])
     func unwritableStandardOutput(redirect: String) throws {
         let dir = TemporaryDirectory()
