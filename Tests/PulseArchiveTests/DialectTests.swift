@@ -40,6 +40,28 @@ struct DialectTests {
         }
     }
 
+    @Test("every date is written as a formatter built independently writes it: seeded instants over all ten thousand years, every millisecond and second of a day, both ends")
+    func datesAgainstAnIndependentFormatter() throws {
+        // From the civil date (checked against Foundation above) with String(format:), digit by digit.
+        func reference(_ millis: Int64) -> String {
+            let ms = ((millis % 1_000) + 1_000) % 1_000, seconds = (millis - ms) / 1_000
+            let secondOfDay = ((seconds % 86_400) + 86_400) % 86_400, days = (seconds - secondOfDay) / 86_400
+            let civil = ArchiveDate.civilDate(daysSinceEpoch: days)
+            return String(format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", civil.year, civil.month, civil.day,
+                          secondOfDay / 3_600, secondOfDay / 60 % 60, secondOfDay % 60, ms)
+        }
+        var random = SeededRandom.fromEnvironment("DialectTests.datesAgainstAnIndependentFormatter")
+        let range = ArchiveDate.representable
+        var instants = [range.lowerBound, range.upperBound, -1, 0, 1]
+        instants += (0..<20_000).map { _ in Int64.random(in: range, using: &random) }
+        instants += (0..<1_000).map { Int64($0) } + (0..<86_400).map { Int64($0) * 1_000 + 999 }
+        for millis in instants {
+            let written = try ArchiveDate.format(millis)
+            #expect(written == reference(millis), "\(millis)")
+            #expect(ArchiveDate.parse(written) == millis, "\(millis)")
+        }
+    }
+
     @Test("UUIDs: either case read, upper case kept")
     func uuids() {
         #expect(CanonicalUUID.canonical("3f2504e0-4f89-11d3-9a0c-0305e82c3301") == "3F2504E0-4F89-11D3-9A0C-0305E82C3301")

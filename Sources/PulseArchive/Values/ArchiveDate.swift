@@ -87,26 +87,35 @@ public enum ArchiveDate {
         let (seconds, ms) = floorDivide(millis, 1_000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civilDate(daysSinceEpoch: days)
-        // Filled in place on the stack and appended at once: a date is written for nearly
-        // every row of an export.
+        // Filled in place on the stack, two digits at a time from a table, and appended at
+        // once: a date is written for nearly every row of an export.
+        let hour = secondOfDay / 3_600, minute = secondOfDay / 60 % 60, second = secondOfDay % 60
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
-            func put(_ value: Int64, _ width: Int, at start: Int, then separator: UInt8) {
-                var v = value
-                for i in stride(from: start + width - 1, through: start, by: -1) {
-                    text[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
-                    v /= 10
+            digitPairs.withUnsafeBufferPointer { pairs in
+                func put(_ value: Int64, at start: Int, then separator: UInt8) {
+                    let pair = Int(value) * 2
+                    text[start] = pairs[pair]
+                    text[start + 1] = pairs[pair + 1]
+                    text[start + 2] = separator
                 }
-                text[start + width] = separator
+                text[0] = pairs[Int(year / 100) * 2]
+                text[1] = pairs[Int(year / 100) * 2 + 1]
+                put(year % 100, at: 2, then: 0x2D)
+                put(month, at: 5, then: 0x2D)
+                put(day, at: 8, then: 0x54)
+                put(hour, at: 11, then: 0x3A)
+                put(minute, at: 14, then: 0x3A)
+                put(second, at: 17, then: 0x2E)
+                text[20] = UInt8(truncatingIfNeeded: 0x30 + ms / 100)
+                put(ms % 100, at: 21, then: 0x5A)
             }
-            put(year, 4, at: 0, then: 0x2D)
-            put(month, 2, at: 5, then: 0x2D)
-            put(day, 2, at: 8, then: 0x54)
-            put(secondOfDay / 3_600, 2, at: 11, then: 0x3A)
-            put(secondOfDay / 60 % 60, 2, at: 14, then: 0x3A)
-            put(secondOfDay % 60, 2, at: 17, then: 0x2E)
-            put(ms, 3, at: 20, then: 0x5A)
             out.append(UnsafeBufferPointer(text))
         }
+    }
+
+    /// "00" to "99", back to back: the two digits of `n` start at `2 * n`.
+    private static let digitPairs: [UInt8] = (0..<100).flatMap { (n: Int) -> [UInt8] in
+        [UInt8(truncatingIfNeeded: 0x30 + n / 10), UInt8(truncatingIfNeeded: 0x30 + n % 10)]
     }
 
     // MARK: - Calendar arithmetic (proleptic Gregorian, UTC)
