@@ -85,32 +85,26 @@ struct SecretsAndSignalsTests {
         let environment = ["TMPDIR": scratch, "SQLITE_TMPDIR": scratch]
         let key = ["--passphrase-file", f.passphraseFile]
         let commands = [["verify", f.sealed] + key, ["inspect", f.sealed] + key, ["diff", f.sealed, f.toIdentity, "-i", f.identityFile] + key]
-        for command in commands {
-            let reads = try #require(try KillPoints.count(command, environment: environment)["read"])
+        /// Kills `command` with SIGKILL at `count` of its `point`s; nothing may be left in $TMPDIR.
+        func killedLeaveNothing(_ command: [String], at point: String, _ count: Int) throws {
+            let total = try #require(try KillPoints.count(command, environment: environment)[point])
             #expect(Self.entries(scratch).isEmpty, "\(command[0]) left \(Self.entries(scratch)) after a normal run")
-            for point in KillPoints.spread("read", 3, over: reads) {
-                try KillPoints.expectStopped(command, at: point, with: SIGKILL, environment: environment)
+            for stop in KillPoints.spread(point, count, over: total) {
+                try KillPoints.expectStopped(command, at: stop, with: SIGKILL, environment: environment)
                 let left = Self.entries(scratch)
-                #expect(left.isEmpty, "\(command[0]) killed at \(point) left \(left) in $TMPDIR")
-                #expect(Self.holdingMarker(scratch).isEmpty, "\(command[0]) killed at \(point) left decrypted data in \(Self.holdingMarker(scratch))")
+                #expect(left.isEmpty, "\(command.joined(separator: " ")) killed at \(stop) left \(left) in $TMPDIR")
+                #expect(Self.holdingMarker(scratch).isEmpty, "\(command[0]) killed at \(stop) left decrypted data in \(Self.holdingMarker(scratch))")
                 for name in left { try? FileManager.default.removeItem(atPath: scratch + "/" + name) }
             }
         }
+        for command in commands { try killedLeaveNothing(command, at: "read", 3) }
 
         // `export -o -` with a key stages the archive before encryption: in a file without a
         // name, so a SIGKILL at any write leaves nothing (it was a named file in a directory
         // of $TMPDIR, the archive in clear, until the next run swept it).
         let recipient = try CLI.run(["keygen", "-y", f.identityFile]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         for keys in [["-r", recipient], ["--passphrase-file", f.passphraseFile]] {
-            let command = ["export", "--store", f.store, "-o", "-"] + keys
-            let writes = try #require(try KillPoints.count(command, environment: environment)["write"])
-            #expect(Self.entries(scratch).isEmpty, "export -o - left \(Self.entries(scratch)) after a normal run")
-            for point in KillPoints.spread("write", 4, over: writes) {
-                try KillPoints.expectStopped(command, at: point, with: SIGKILL, environment: environment)
-                let left = Self.entries(scratch)
-                #expect(left.isEmpty, "export -o - \(keys[0]) killed at \(point) left \(left) in $TMPDIR")
-                for name in left { try? FileManager.default.removeItem(atPath: scratch + "/" + name) }
-            }
+            try killedLeaveNothing(["export", "--store", f.store, "-o", "-"] + keys, at: "write", 4)
         }
 
         // A temporary directory of a run that was killed (its pid in its name, the process gone)
