@@ -74,7 +74,45 @@ public enum PulseArchiveCommand {
         // What killed runs left in $TMPDIR (a temporary directory, an export's scratch copy):
         // nothing else would ever remove it.
         PrivateFiles.removeStaleTemporaries(in: PrivateFiles.temporaryBase)
+        if let refusal = argumentNotUTF8() {
+            InterruptCleanup.exit(usageFailure(refusal, usage: "pulse-archive <subcommand>", helpCommand: "pulse-archive --help", Console()))
+        }
         InterruptCleanup.exit(run(Array(CommandLine.arguments.dropFirst()), console: Console()))
+    }
+
+    /// Why an argument cannot be taken as it was given, or nil. `CommandLine.arguments` repairs
+    /// bytes that are not UTF-8 to U+FFFD, so a path holding one named another file: `verify`
+    /// of a cut `night\xFF.json.gz` read a sound `night\u{FFFD}.json.gz` beside it, exit 0, and
+    /// `prune bk\xFF` removed backups from `bk\u{FFFD}`. Refused, with the byte shown.
+    static func argumentNotUTF8() -> String? {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
+            let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))
+            var shown: [UInt8] = []
+            var rest = bytes[...]
+            while !rest.isEmpty {
+                let valid = Self.longestValidPrefix(rest)
+                shown += rest.prefix(valid)
+                rest = rest.dropFirst(valid)
+                if let byte = rest.first {
+                    shown += Array("\\x".utf8)
+                    HexText.append(byte, to: &shown)
+                    rest = rest.dropFirst()
+                }
+            }
+            return "argument \(index) is not UTF-8 text (\(ShownText.quoted(String(decoding: shown, as: UTF8.self)))): this tool takes names as UTF-8, "
+                + "and read any other way it would name another file; rename it"
+        }
+        return nil
+    }
+
+    /// How many bytes at the start of `bytes` are whole, valid UTF-8.
+    private static func longestValidPrefix(_ bytes: ArraySlice<UInt8>) -> Int {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var length = 0
+        while case .valid(let scalar) = parser.parseScalar(from: &iterator) { length += scalar.count }
+        return length
     }
 
     /// Runs one command line; returns the exit code.

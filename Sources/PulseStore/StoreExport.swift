@@ -30,9 +30,9 @@ extension PulseStore {
                 }
                 return try store.export(to: AtomicFile(targetPath: free), alternatives: names.drop { $0 != free }.dropFirst(), options: options)
             case .stream(let sink):
-                var result = try store.exportThroughScratch(options: options) { archive in
+                var result = try store.exportThroughScratch(options: options, sealingInScratch: options.sealing) { archive, sealed in
                     InterruptCleanup.sending("standard output received part of the archive: what read it (a pipe, a backup tool) holds an incomplete archive; discard it")
-                    let written = try Self.deliver(archive, to: sink, sealing: options.sealing)
+                    let written = try Self.deliver(archive, to: sink, sealing: sealed ? nil : options.sealing)
                     try InterruptCleanup.keeping([], committing: "standard output received the whole archive") {}
                     return written
                 }
@@ -56,7 +56,7 @@ extension PulseStore {
             return try exportPlain(to: target, through: rewritable, counting: fileSink, alternatives: alternatives, options: options)
         }
         var committedPath = target.targetPath
-        var result = try exportThroughScratch(options: options) { archive in
+        var result = try exportThroughScratch(options: options, sealingInScratch: nil) { archive, _ in
             try archive.copy(to: sealed)
             try sealed.finish()
             try target.file.setModificationTime(millisecondsSince1970: options.exportedAt)
@@ -105,17 +105,33 @@ extension PulseStore {
 
     /// Writes the archive to a private scratch file (the gzip header carries a checksum of what
     /// follows it, written last, so it needs a file it can rewrite), then hands the finished
-    /// file to `deliver`, which returns the bytes it wrote. The file has no name from the
-    /// moment it exists (`SystemFile.createUnnamed`): it holds the archive before any
-    /// encryption, and a SIGKILL must leave none of it in `$TMPDIR`.
-    private func exportThroughScratch(options: ExportOptions, deliver: (SystemFile) throws -> Int64) throws -> ExportResult {
+    /// file to `deliver`, which returns the bytes it wrote; `sealed` says the file holds the
+    /// archive already encrypted. The file has no name from the moment it exists
+    /// (`SystemFile.createUnnamed`), and a SIGKILL leaves none of it in `$TMPDIR`.
+    /// - Parameter sealingInScratch: an encryption to apply in the file when it can rewrite
+    ///   what it was given (age over a file can), so that no byte of the archive in clear
+    ///   reaches a disk (`export -o - -r KEY` wrote it there in clear, unnamed); without one,
+    ///   the file holds it plain, for `deliver` to seal.
+    private func exportThroughScratch(options: ExportOptions, sealingInScratch: ExportOptions.Sealing?,
+                                      deliver: (_ archive: SystemFile, _ sealed: Bool) throws -> Int64) throws -> ExportResult {
         let scratch = try PrivateFiles.unnamedFile("the export's scratch file in \(PrivateFiles.temporaryBase)")
-        var plain = options
-        plain.sealing = nil
         let fileSink = FileSink(scratch)
-        var result = try writeArchive(through: fileSink, counting: fileSink, options: plain)
+        var result: ExportResult
+        var sealed = false
+        if let sealing = sealingInScratch {
+            // Age over a file always can; a sealing that could not would have begun the file.
+            guard let rewritable = try sealing(fileSink, nil) as? RewritableSink else {
+                throw StoreError(.io, "cannot stage an encrypted archive for standard output: its encryption cannot rewrite what it wrote")
+            }
+            result = try writeArchive(through: rewritable, counting: fileSink, options: options)
+            sealed = true
+        } else {
+            var plain = options
+            plain.sealing = nil
+            result = try writeArchive(through: fileSink, counting: fileSink, options: plain)
+        }
         try scratch.rewind()
-        result.fileBytes = try deliver(scratch)
+        result.fileBytes = try deliver(scratch, sealed)
         try scratch.close()
         return result
     }

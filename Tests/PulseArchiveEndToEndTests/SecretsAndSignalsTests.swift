@@ -104,7 +104,20 @@ struct SecretsAndSignalsTests {
         // of $TMPDIR, the archive in clear, until the next run swept it).
         let recipient = try CLI.run(["keygen", "-y", f.identityFile]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         for keys in [["-r", recipient], ["--passphrase-file", f.passphraseFile]] {
-            try killedLeaveNothing(["export", "--store", f.store, "-o", "-"] + keys, at: "write", 4)
+            let command = ["export", "--store", f.store, "-o", "-"] + keys
+            try killedLeaveNothing(command, at: "write", 4)
+            // And what that file holds is the archive encrypted: no byte of it in clear reaches
+            // a disk (it was the gzip archive, unnamed but in clear, until it was sent sealed).
+            let writes = try #require(try KillPoints.count(command, environment: environment)["write"])
+            try Self.whilePaused(command, at: "write:\(writes / 2)", environment: environment) { pid in
+                let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
+                let staged = descriptors.filter { ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) ?? "").hasPrefix(scratch + "/") }
+                #expect(staged.count == 1, "\(keys[0]): \(staged)")
+                for descriptor in staged {
+                    let head = FileManager.default.contents(atPath: "/proc/\(pid)/fd/\(descriptor)")?.prefix(21) ?? Data()
+                    #expect(head == Data("age-encryption.org/v1".utf8), "\(keys[0]): the staged archive starts \(Array(head.prefix(4)))")
+                }
+            }
         }
 
         // A temporary directory of a run that was killed (its pid in its name, the process gone)
