@@ -88,19 +88,21 @@ public enum PulseArchiveCommand {
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
             let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))
-            var shown: [UInt8] = []
+            // The text as it is, each byte that is not UTF-8 as \xNN.
+            var shown = ""
             var rest = bytes[...]
             while !rest.isEmpty {
                 let valid = Self.longestValidPrefix(rest)
-                shown += rest.prefix(valid)
+                shown += ShownText.escapingControls(String(decoding: rest.prefix(valid), as: UTF8.self))
                 rest = rest.dropFirst(valid)
                 if let byte = rest.first {
-                    shown += Array("\\x".utf8)
-                    HexText.append(byte, to: &shown)
+                    var hex: [UInt8] = []
+                    HexText.append(byte, to: &hex)
+                    shown += "\\x" + String(decoding: hex, as: UTF8.self)
                     rest = rest.dropFirst()
                 }
             }
-            return "argument \(index) is not UTF-8 text (\(ShownText.quoted(String(decoding: shown, as: UTF8.self)))): this tool takes names as UTF-8, "
+            return "argument \(index) is not UTF-8 text (\"\(shown)\"): this tool takes names as UTF-8, "
                 + "and read any other way it would name another file; rename it"
         }
         return nil

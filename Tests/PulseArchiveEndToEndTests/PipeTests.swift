@@ -73,6 +73,20 @@ struct PipeTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("tmp")).isEmpty)
     }
 
+    @Test("an argument that is not UTF-8 is refused, exit 64, the byte shown: read repaired (U+FFFD) it named another file, and verify passed a sound look-alike of a cut archive")
+    func argumentsThatAreNotUTF8() throws {
+        let dir = TemporaryDirectory()
+        // A cut archive under a name with byte 0xFF, and a sound one under the name repaired.
+        try CLI.shell("head -c 300 \"\(Repository.sampleFormat2)\" > \"$(printf 'night\\377.json.gz')\"; cp \"\(Repository.sampleFormat2)\" \"$(printf 'night\\357\\277\\275.json.gz')\"",
+                      in: dir.path, expectingSuccess: true)
+        for command in ["verify \"$(printf 'night\\377.json.gz')\"", "prune \"$(printf 'bk\\377')\" --keep-last 1", "export --store s -o \"$(printf 'x\\377.json.gz')\""] {
+            let result = try CLI.shell("\"$PA\" \(command)", in: dir.path)
+            #expect(result.exitCode == 64 && result.stdout.isEmpty, "\(command): exit \(result.exitCode) \(result.stdout)")
+            #expect(result.stderr.hasPrefix("Error: argument ") && result.stderr.contains("is not UTF-8 text") && result.stderr.contains("\\xFF"), "\(command): \(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).count == 2)
+    }
+
     @Test("export -o - interrupted while it sends the archive says that standard output holds part of one; interrupted before, it says nothing of it")
     func interruptedWhileSending() throws {
         let dir = TemporaryDirectory()
