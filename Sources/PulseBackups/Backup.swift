@@ -63,15 +63,22 @@ public struct Backup: Sendable, Equatable {
     /// keeps file times floored to 2 s: an `.age` made half a second after a `.json.gz` (dated
     /// by its gzip header's exact second) showed an earlier time, and prune removed the newer.
     /// Names of different minutes (another zone, a journey) never overrule the instants.
+    /// A backup dated by its name alone is known to the minute: its instant is the minute's
+    /// start, so against one of the same minute dated by its gzip header (a plain `cp` lost the
+    /// `.age`'s file time) the times are up to a minute out, and the `-n` decides there too.
     public func isNewer(than other: Backup) -> Bool {
         let a = name, b = other.name
         let sameMinute = (a.year, a.month, a.day, a.hour, a.minute) == (b.year, b.month, b.day, b.hour, b.minute)
         let (gap, overflow) = madeAt.subtractingReportingOverflow(other.madeAt)
-        if sameMinute, a.sequence != b.sequence, !overflow, gap.magnitude < UInt64(Self.coarsestFileTime) { return a.isNewer(than: b) }
+        let uncertainty = madeAtSource == .name || other.madeAtSource == .name ? Self.minute : Self.coarsestFileTime
+        if sameMinute, a.sequence != b.sequence, !overflow, gap.magnitude < UInt64(uncertainty) { return a.isNewer(than: b) }
         if madeAt != other.madeAt { return madeAt > other.madeAt }
         return a.isNewer(than: b)
     }
 
     /// The coarsest file times of the file systems backups go to, in milliseconds: FAT's 2 s.
     static let coarsestFileTime: Int64 = 2_000
+
+    /// What a name dates a backup to: its minute.
+    static let minute: Int64 = 60_000
 }

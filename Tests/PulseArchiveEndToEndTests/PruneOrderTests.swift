@@ -249,7 +249,7 @@ import PulseSystem
         #expect(try f.left() == [sealed])
     }
 
-    @Test("within FAT's 2-second step the names decide: a -2 .age made after a .json.gz but dated before it by its floored file time is the newer; further apart the times decide")
+    @Test("within FAT's 2-second step, or the minute of a backup dated by its name, the names decide: a -2 .age made after a .json.gz but dated before it is the newer; further apart the times decide")
     func coarseFileTimes() throws {
         let gzip = try #require(BackupName("pulseloop-backup-2026-12-03-1503.json.gz"))
         let sealed = try #require(BackupName("pulseloop-backup-2026-12-03-1503-2.json.gz.age"))
@@ -267,6 +267,16 @@ import PulseSystem
         #expect(plainLater.isNewer(than: next) && !next.isNewer(than: plainLater))
         let plan = RetentionPolicy(last: 1).plan([first, next])
         #expect(plan.newest?.fileName == sealed.fileName)
+        // A plain `cp -r` of the folder: the .age's file time is the copy's, so its name dates
+        // it, to the minute's start; the gzip header says :31. Within that minute the -2 decides
+        // (prune removed the -2, the later of the two, the review found).
+        let minuteStart = try #require(ArchiveDate.parse("2026-12-03T15:03:00.000Z"))
+        let copied = Backup(name: sealed, madeAt: minuteStart, madeAtSource: .name)
+        #expect(copied.isNewer(than: first) && !first.isNewer(than: copied))
+        #expect(RetentionPolicy(last: 1).plan([first, copied]).newest?.fileName == sealed.fileName)
+        // A minute apart, the times decide.
+        let nextMinute = Backup(name: try #require(BackupName("pulseloop-backup-2026-12-03-1504.json.gz")), madeAt: minuteStart + 60_000, madeAtSource: .gzipHeader)
+        #expect(nextMinute.isNewer(than: copied))
     }
 
     @Test("which time dates a backup: the gzip header's, else the file's, each only within the name's minute in some zone; else the name in TZ")
