@@ -12,13 +12,22 @@ enum ArgumentValues {
     /// A name to create ending in a dot or a space says nothing true on a USB stick: FAT and
     /// exFAT drop trailing dots, Windows dots and spaces, so `x.json.gz.` would arrive as
     /// `x.json.gz` whatever it holds, and `tables -o out.` as `out`. One rule for every file
-    /// or folder a command creates by a name given to it.
+    /// or folder a command creates by a name given to it (`out./` too: the slash only says it
+    /// is a folder). A line break or tab at the end is refused as well: `$(…)` drops a trailing
+    /// line break from the path a command prints, and no listing shows either.
     static func requireLastingName(_ path: String, option: String) throws {
-        let last = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        guard let end = last.last, end == "." || end == " ", last.contains(where: { $0 != "." && $0 != " " }) else { return }
-        var kept = Substring(path)
-        while kept.hasSuffix(".") || kept.hasSuffix(" ") { kept = kept.dropLast() }
-        let why = end == "." ? "a dot, which FAT and exFAT (USB sticks) and Windows drop from a name" : "a space, which Windows drops from a name and no listing shows"
+        var named = Substring(path)
+        while named.count > 1, named.hasSuffix("/") { named = named.dropLast() }
+        let last = named.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        let vanishing: Set<Character> = [".", " ", "\n", "\t", "\r"]
+        guard let end = last.last, vanishing.contains(end), last.contains(where: { !vanishing.contains($0) }) else { return }
+        var kept = named
+        while let final = kept.last, vanishing.contains(final) { kept = kept.dropLast() }
+        let why = switch end {
+        case ".": "a dot, which FAT and exFAT (USB sticks) and Windows drop from a name"
+        case " ": "a space, which Windows drops from a name and no listing shows"
+        default: "a line break or tab, which a shell's $(…) drops from a printed path and no listing shows"
+        }
         throw UsageError(message: "'\(option) \(path)' ends in \(why): name it \(kept)")
     }
 

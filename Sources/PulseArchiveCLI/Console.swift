@@ -26,9 +26,11 @@ struct Console {
     /// Writes the path of a file or folder the command made, the line a script takes with
     /// `new=$(pulse-archive export …)`: as it is when standard output is not a terminal, so
     /// that it opens the file (a folder named with U+200B was printed `\u{200B}`, and the
-    /// nightly job's `verify "$new"` found no such file); escaped on a terminal, as every name.
+    /// nightly job's `verify "$new"` found no such file); on a terminal escaped as a name in a
+    /// list is, a line break or tab quoted too, so it cannot fake another line.
     func outPath(_ path: String) throws {
-        try result(path, to: STDOUT_FILENO, name: "standard output", escaped: isatty(STDOUT_FILENO) == 1)
+        let terminal = isatty(STDOUT_FILENO) == 1
+        try result(terminal ? ShownText.listed(path) : path, to: STDOUT_FILENO, name: "standard output", escaped: terminal)
     }
 
     /// Writes a result asked for (`--json`) on standard error, where it goes when standard

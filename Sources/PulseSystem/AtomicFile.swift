@@ -137,8 +137,10 @@ public final class AtomicFile {
 
     /// The name a partial file was to take, and its writer's pid; nil for any other name.
     private static func partialFile(_ entryName: String) -> (target: String, pid: Int32)? {
+        // The pid as a writer writes it (digits, no sign, no leading zero): `-+999996` or
+        // `-00999995` is someone else's name, never swept.
         guard entryName.hasPrefix("."), let marker = entryName.range(of: partialMarker, options: .backwards),
-              let pid = Int32(entryName[marker.upperBound...]), pid > 0 else { return nil }
+              let pid = Int32(entryName[marker.upperBound...]), pid > 0, String(pid) == entryName[marker.upperBound...] else { return nil }
         return (String(entryName[entryName.index(after: entryName.startIndex)..<marker.lowerBound]), pid)
     }
 

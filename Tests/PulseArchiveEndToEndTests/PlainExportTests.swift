@@ -114,7 +114,10 @@ struct PlainExportTests {
         }
         // The same rule for every name a command creates: a folder of tables, a key file, a chart.
         for (command, message) in [("tables --store store -o out.", "'-o out.' ends in a dot"), ("tables --store store --format ndjson -o 'out '", "'-o out ' ends in a space"),
-                                   ("keygen -o key.txt.", "'-o key.txt.' ends in a dot"), ("readiness --store store --svg chart.svg.", "'--svg chart.svg.' ends in a dot")] {
+                                   ("keygen -o key.txt.", "'-o key.txt.' ends in a dot"), ("readiness --store store --svg chart.svg.", "'--svg chart.svg.' ends in a dot"),
+                                   // A trailing slash only says it is a folder; $(…) drops a trailing line break.
+                                   ("tables --store store -o 'tb.//'", "'-o tb.//' ends in a dot"), ("tables --store store -o 'tb /'", "ends in a space"),
+                                   ("tables --store store -o \"$(printf 'tn\\n.')\"", "ends in a dot"), ("tables --store store -o \"$(printf 'tn\\t')\"", "ends in a line break or tab")] {
             let result = try Self.sh("\"$PA\" \(command)", in: f.dir, expectingSuccess: false)
             #expect(result.exitCode == 64 && result.stderr.hasPrefix("Error: ") && result.stderr.contains(message) && result.stderr.contains("Usage:"),
                     "\(command): exit \(result.exitCode) \(result.stderr)")

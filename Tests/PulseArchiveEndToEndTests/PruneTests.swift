@@ -82,7 +82,10 @@ import PulseSystem
         // one with our marker but no backup's name (the next review: removed, unreported).
         let usersOwn = ".report.pdf.partial-\(process.processIdentifier)"
         let notABackup = ".notes.partial-pulse-archive-\(process.processIdentifier)"
-        for entry in [dead, live, usersOwn, notABackup] { dir.write(entry, "half an archive") }
+        // A pid no writer writes so (a sign, a leading zero): someone else's name.
+        let signed = "." + Self.name("2026-03-06-1200") + ".partial-pulse-archive-+\(process.processIdentifier)"
+        let padded = "." + Self.name("2026-03-07-1200") + ".partial-pulse-archive-00\(process.processIdentifier)"
+        for entry in [dead, live, usersOwn, notABackup, signed, padded] { dir.write(entry, "half an archive") }
         // A folder with a partial file's name and a dead pid: not an export's (it writes files);
         // left, and listed as ignored, never reported removed (it was, every run).
         let folder = "." + Self.name("2026-03-05-1200") + ".partial-pulse-archive-\(process.processIdentifier)"
@@ -100,7 +103,8 @@ import PulseSystem
         #expect(!outcome.left.contains(dead), "a dead export's partial file was left")
         #expect(!outcome.ignored.contains(dead) && outcome.ignored.contains(live) && outcome.ignored.contains(notABackup), "\(outcome.ignored)")
         #expect(outcome.left.contains(live) && outcome.removed.isEmpty)
-        #expect(outcome.left.contains(usersOwn) && outcome.left.contains(notABackup), "a file this tool did not make was removed")
+        #expect(outcome.left.contains(usersOwn) && outcome.left.contains(notABackup) && outcome.left.contains(signed) && outcome.left.contains(padded),
+                "a file this tool did not make was removed")
         #expect(FileManager.default.fileExists(atPath: dir.file(folder + "/data")) && outcome.ignored.contains(folder), "\(outcome.ignored)")
     }
 
