@@ -57,23 +57,47 @@ public struct Backup: Sendable, Equatable {
         return Backup(name: name, madeAt: held(name.instant(in: zone) * 1000), madeAtSource: .name)
     }
 
-    /// True when `self` was made after `other`: by the instants; but two backups of one
-    /// minute's name whose instants are less than `coarsestFileTime` apart go by their names'
-    /// `-n` (export gives the next one of the minute to the backup it writes next). A FAT stick
-    /// keeps file times floored to 2 s: an `.age` made half a second after a `.json.gz` (dated
-    /// by its gzip header's exact second) showed an earlier time, and prune removed the newer.
-    /// Names of different minutes (another zone, a journey) never overrule the instants.
-    /// A backup dated by its name alone is known to the minute: its instant is the minute's
-    /// start, so against one of the same minute dated by its gzip header (a plain `cp` lost the
-    /// `.age`'s file time) the times are up to a minute out, and the `-n` decides there too.
-    public func isNewer(than other: Backup) -> Bool {
-        let a = name, b = other.name
-        let sameMinute = (a.year, a.month, a.day, a.hour, a.minute) == (b.year, b.month, b.day, b.hour, b.minute)
-        let (gap, overflow) = madeAt.subtractingReportingOverflow(other.madeAt)
-        let uncertainty = madeAtSource == .name || other.madeAtSource == .name ? Self.minute : Self.coarsestFileTime
-        if sameMinute, a.sequence != b.sequence, !overflow, gap.magnitude < UInt64(uncertainty) { return a.isNewer(than: b) }
-        if madeAt != other.madeAt { return madeAt > other.madeAt }
-        return a.isNewer(than: b)
+    /// `backups` newest first. Each is sorted by one key, so the order is the same whatever a
+    /// sort compares first (a rule between pairs went in a circle: by time one way, by `-n`
+    /// the other, and which backup came out newest, and stayed, depended on the sort's path).
+    ///
+    /// The key is the instant it was made, raised where the names prove more: a backup's
+    /// time is known to within `uncertainty` after it (a FAT stick's 2-second file times, a
+    /// name's minute), and a backup of the same minute's name with a lower `-n` was named
+    /// before it. So when such a sibling's key lies inside that window, the backup comes a
+    /// millisecond after it: a `-2` `.age` whose FAT time is floored below the `.json.gz`'s
+    /// gzip second, or whose name alone dates it after a plain `cp` (to the minute's start).
+    /// Outside the window the times decide. Equal keys go by the names.
+    public static func newestFirst(_ backups: [Backup]) -> [Backup] {
+        var keys = backups.map(\.madeAt)
+        let minutes = Dictionary(grouping: backups.indices) { index in
+            let name = backups[index].name
+            return [name.year, name.month, name.day, name.hour, name.minute]
+        }
+        for members in minutes.values where members.count > 1 {
+            // Lower `-n` first, so a sibling's key is final before it raises another's.
+            let bySequence = members.sorted { backups[$1].name.hasHigherSequence(than: backups[$0].name) }
+            for (position, index) in bySequence.enumerated() {
+                let backup = backups[index]
+                for earlier in bySequence[..<position] where backup.name.hasHigherSequence(than: backups[earlier].name) {
+                    let (offset, overflow) = keys[earlier].subtractingReportingOverflow(backup.madeAt)
+                    if !overflow, offset >= 0, offset < backup.uncertainty { keys[index] = max(keys[index], keys[earlier] + 1) }
+                }
+            }
+        }
+        return backups.indices.sorted { a, b in
+            keys[a] != keys[b] ? keys[a] > keys[b] : backups[a].name.isNewer(than: backups[b].name)
+        }.map { backups[$0] }
+    }
+
+    /// How long after `madeAt` the backup may have been made: a gzip header's second, the
+    /// coarsest file time, a name's minute.
+    var uncertainty: Int64 {
+        switch madeAtSource {
+        case .gzipHeader: 1_000
+        case .fileTime: Self.coarsestFileTime
+        case .name: Self.minute
+        }
     }
 
     /// The coarsest file times of the file systems backups go to, in milliseconds: FAT's 2 s.

@@ -137,6 +137,13 @@ public struct BackupName: Sendable, Equatable {
         return other.fileName.utf8.lexicographicallyPrecedes(fileName.utf8)
     }
 
+    /// True when `self`'s `-n` is higher than `other`'s (no suffix is 1): written later in
+    /// the same minute.
+    public func hasHigherSequence(than other: BackupName) -> Bool {
+        if sequence.utf8.count != other.sequence.utf8.count { return sequence.utf8.count > other.sequence.utf8.count }
+        return other.sequence.utf8.lexicographicallyPrecedes(sequence.utf8)
+    }
+
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     /// The value of 2 or 4 ASCII digits (no sign, no overflow possible).

@@ -77,8 +77,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     public func plan(_ backups: [Backup], now: Int64 = .max) -> Plan {
         let (latest, overflow) = now.addingReportingOverflow(Self.clockTolerance)
         let isFuture = { (backup: Backup) in !overflow && backup.madeAt > latest }
-        let future = backups.filter(isFuture).sorted { $0.isNewer(than: $1) }
-        let sorted = backups.filter { !isFuture($0) }.sorted { $0.isNewer(than: $1) }
+        let future = Backup.newestFirst(backups.filter(isFuture))
+        let sorted = Backup.newestFirst(backups.filter { !isFuture($0) })
         var reasons = Array(repeating: [String](), count: sorted.count)
         for rule in Rule.allCases {
             var left = count(of: rule)

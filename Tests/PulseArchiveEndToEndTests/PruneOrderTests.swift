@@ -258,25 +258,62 @@ import PulseSystem
         // The review's stick: the gzip header says :31 exactly, FAT floored the .age's :31.4 to :30.
         let first = Backup(name: gzip, madeAt: second, madeAtSource: .gzipHeader)
         let next = Backup(name: sealed, madeAt: second - 1_000, madeAtSource: .fileTime)
-        #expect(next.isNewer(than: first) && !first.isNewer(than: next))
+        func newest(_ backups: [Backup]) -> String? { Backup.newestFirst(backups).first?.name.fileName }
+        #expect(newest([first, next]) == sealed.fileName && newest([next, first]) == sealed.fileName)
         // Two seconds apart, the times decide whatever the names say.
         let muchLater = Backup(name: gzip, madeAt: second + 2_000, madeAtSource: .gzipHeader)
-        #expect(muchLater.isNewer(than: next) && !next.isNewer(than: muchLater))
+        #expect(newest([muchLater, next]) == gzip.fileName && newest([next, muchLater]) == gzip.fileName)
         // One minute and suffix for two forms (exports run at once): the time decides.
         let plainLater = Backup(name: plain, madeAt: second - 500, madeAtSource: .fileTime)
-        #expect(plainLater.isNewer(than: next) && !next.isNewer(than: plainLater))
-        let plan = RetentionPolicy(last: 1).plan([first, next])
-        #expect(plan.newest?.fileName == sealed.fileName)
+        #expect(newest([plainLater, next]) == plain.fileName && newest([next, plainLater]) == plain.fileName)
+        #expect(RetentionPolicy(last: 1).plan([first, next]).newest?.fileName == sealed.fileName)
         // A plain `cp -r` of the folder: the .age's file time is the copy's, so its name dates
         // it, to the minute's start; the gzip header says :31. Within that minute the -2 decides
         // (prune removed the -2, the later of the two, the review found).
         let minuteStart = try #require(ArchiveDate.parse("2026-12-03T15:03:00.000Z"))
         let copied = Backup(name: sealed, madeAt: minuteStart, madeAtSource: .name)
-        #expect(copied.isNewer(than: first) && !first.isNewer(than: copied))
-        #expect(RetentionPolicy(last: 1).plan([first, copied]).newest?.fileName == sealed.fileName)
+        #expect(newest([first, copied]) == sealed.fileName && newest([copied, first]) == sealed.fileName)
         // A minute apart, the times decide.
         let nextMinute = Backup(name: try #require(BackupName("pulseloop-backup-2026-12-03-1504.json.gz")), madeAt: minuteStart + 60_000, madeAtSource: .gzipHeader)
-        #expect(nextMinute.isNewer(than: copied))
+        #expect(newest([nextMinute, copied]) == nextMinute.name.fileName)
+    }
+
+    @Test("one order whatever the sort compares first: the -n rule and the times never go in a circle (a review's three backups made prune keep one its gzip headers proved older)")
+    func oneOrder() throws {
+        func backup(_ name: String, _ time: String, _ source: Backup.Source) throws -> Backup {
+            Backup(name: try #require(BackupName(name)), madeAt: try #require(ArchiveDate.parse(time)), madeAtSource: source)
+        }
+        // The review's case A: 10:00 made at :50; 12:00 made in UTC+2 at 10:00:40 UTC; the -2
+        // of 10:00 made at :55 but dated by its name alone (a copy without its time).
+        let bare = try backup("pulseloop-backup-2026-12-01-1000.json.gz", "2026-12-01T10:00:50.000Z", .gzipHeader)
+        let east = try backup("pulseloop-backup-2026-12-01-1200.json.gz", "2026-12-01T10:00:40.000Z", .gzipHeader)
+        let second = try backup("pulseloop-backup-2026-12-01-1000-2.json", "2026-12-01T10:00:00.000Z", .name)
+        // Case B: a -3 whose header says :20, made by an export that ran beside the others.
+        let third = try backup("pulseloop-backup-2026-12-01-1000-3.json.gz", "2026-12-01T10:00:20.000Z", .gzipHeader)
+        for set in [[bare, east, second], [bare, second, third], [bare, east, second, third]] {
+            var orders = Set<[String]>()
+            var random = SeededRandom.fromEnvironment("PruneOrderTests.oneOrder")
+            for _ in 0..<24 { orders.insert(Backup.newestFirst(set.shuffled(using: &random)).map(\.name.fileName)) }
+            #expect(orders.count == 1, "\(orders)")
+            let order = try #require(orders.first)
+            // The -2 after the bare name of its minute, and the times between proven instants.
+            #expect(order.firstIndex(of: second.name.fileName)! < order.firstIndex(of: bare.name.fileName)!, "\(order)")
+            if set.contains(east) { #expect(order.firstIndex(of: bare.name.fileName)! < order.firstIndex(of: east.name.fileName)!, "\(order)") }
+            if set.contains(third) { #expect(order.firstIndex(of: bare.name.fileName)! < order.firstIndex(of: third.name.fileName)!, "\(order)") }
+        }
+        // Through the binary, case A as the review made it: --keep-last 1 keeps the -2.
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 2)
+        try FileManager.default.createDirectory(atPath: dir.file("d"), withIntermediateDirectories: false)
+        for (epoch, name, form) in [(1_796_119_250, "pulseloop-backup-2026-12-01-1000.json.gz", "gzip"), (1_796_119_240, "pulseloop-backup-2026-12-01-1200.json.gz", "gzip"),
+                                    (1_796_119_255, "pulseloop-backup-2026-12-01-1000-2.json", "none")] {
+            let result = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("d/" + name), "--compression", form, "-q"],
+                                     environment: ["SOURCE_DATE_EPOCH": String(epoch), "TZ": "UTC"])
+            #expect(result.exitCode == 0, "\(result.stderr)")
+        }
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_577_836_800)], ofItemAtPath: dir.file("d/pulseloop-backup-2026-12-01-1000-2.json"))
+        let pruned = try CLI.run(["prune", dir.file("d"), "--keep-last", "1", "--dry-run", "--json"], environment: ["TZ": "UTC"])
+        #expect(Self.kept(pruned) == ["pulseloop-backup-2026-12-01-1000-2.json"], "\(pruned.stdout)\(pruned.stderr)")
     }
 
     @Test("which time dates a backup: the gzip header's, else the file's, each only within the name's minute in some zone; else the name in TZ")
