@@ -19,14 +19,15 @@ enum ArgumentValues {
         var named = Substring(path)
         while named.count > 1, named.hasSuffix("/") { named = named.dropLast() }
         let last = named.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        let vanishing: Set<Character> = [".", " ", "\n", "\t", "\r"]
-        guard let end = last.last, vanishing.contains(end), last.contains(where: { !vanishing.contains($0) }) else { return }
+        // Every white space: U+2028, NEL, a no-break space at the end show no more than a space.
+        let vanishing = { (c: Character) in c == "." || c.isWhitespace }
+        guard let end = last.last, vanishing(end), last.contains(where: { !vanishing($0) }) else { return }
         var kept = named
-        while let final = kept.last, vanishing.contains(final) { kept = kept.dropLast() }
+        while let final = kept.last, vanishing(final) { kept = kept.dropLast() }
         let why = switch end {
         case ".": "a dot, which FAT and exFAT (USB sticks) and Windows drop from a name"
         case " ": "a space, which Windows drops from a name and no listing shows"
-        default: "a line break or tab, which a shell's $(…) drops from a printed path and no listing shows"
+        default: "white space (a line break, a tab), which a shell's $(…) drops from a printed path and no listing shows"
         }
         throw UsageError(message: "'\(option) \(path)' ends in \(why): name it \(kept)")
     }

@@ -74,7 +74,7 @@ public enum PulseArchiveCommand {
         // What killed runs left in $TMPDIR (a temporary directory, an export's scratch copy):
         // nothing else would ever remove it.
         PrivateFiles.removeStaleTemporaries(in: PrivateFiles.temporaryBase)
-        if let refusal = argumentNotUTF8() {
+        if let refusal = argumentNotUTF8() ?? variableNotUTF8() {
             InterruptCleanup.exit(usageFailure(refusal, usage: "pulse-archive <subcommand>", helpCommand: "pulse-archive --help", Console()))
         }
         InterruptCleanup.exit(run(Array(CommandLine.arguments.dropFirst()), console: Console()))
@@ -104,6 +104,21 @@ public enum PulseArchiveCommand {
             }
             return "argument \(index) is not UTF-8 text (\"\(shown)\"): this tool takes names as UTF-8, "
                 + "and read any other way it would name another file; rename it"
+        }
+        return nil
+    }
+
+    /// The same for the environment variables the tool reads as names or secrets: `PULSE_STORE`
+    /// holding byte 0xFF exported another store (the one under U+FFFD), `TMPDIR` put scratch
+    /// files in another folder, and a passphrase from `PULSE_ARCHIVE_PASSPHRASE` became another
+    /// passphrase than the one its bytes spell (`age` and a passphrase file read them raw). A
+    /// passphrase's value is never shown.
+    static func variableNotUTF8() -> String? {
+        for name in ["PULSE_STORE", "TMPDIR", "SQLITE_TMPDIR", "TZ", KeyOptions.variable, "SOURCE_DATE_EPOCH"] {
+            guard let raw = getenv(name), String(validatingCString: raw) == nil else { continue }
+            let what = name == KeyOptions.variable ? "a passphrase" : "a name"
+            return "\(name) is not UTF-8 text: this tool takes \(what) as UTF-8, and read any other way it would be another; set it to UTF-8 text"
+                + (name == KeyOptions.variable ? " (or give the passphrase's bytes in a file: --passphrase-file)" : "")
         }
         return nil
     }

@@ -114,7 +114,7 @@ extension PulseStore {
     ///   the file holds it plain, for `deliver` to seal.
     private func exportThroughScratch(options: ExportOptions, sealingInScratch: ExportOptions.Sealing?,
                                       deliver: (_ archive: SystemFile, _ sealed: Bool) throws -> Int64) throws -> ExportResult {
-        let scratch = try PrivateFiles.unnamedFile("the export's scratch file in \(PrivateFiles.temporaryBase)")
+        let scratch = try PrivateFiles.unnamedFile("the export's scratch file")
         let fileSink = FileSink(scratch)
         var result: ExportResult
         var sealed = false

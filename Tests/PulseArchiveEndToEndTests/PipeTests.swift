@@ -84,6 +84,12 @@ struct PipeTests {
             #expect(result.exitCode == 64 && result.stdout.isEmpty, "\(command): exit \(result.exitCode) \(result.stdout)")
             #expect(result.stderr.hasPrefix("Error: argument ") && result.stderr.contains("is not UTF-8 text") && result.stderr.contains("\\xFF"), "\(command): \(result.stderr)")
         }
+        // The variables read as names or a secret: refused too, a passphrase never shown.
+        for (variable, command) in [("PULSE_STORE", "export -o out.json.gz"), ("TMPDIR", "export --store s -o -"), ("PULSE_ARCHIVE_PASSPHRASE", "export --store s -p -o out.json.gz.age")] {
+            let result = try CLI.shell("\(variable)=\"$(printf 'pw\\377')\" \"$PA\" \(command)", in: dir.path)
+            #expect(result.exitCode == 64 && result.stdout.isEmpty && result.stderr.contains("\(variable) is not UTF-8 text") && !result.stderr.contains("pw"),
+                    "\(variable): exit \(result.exitCode) \(result.stderr)")
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).count == 2)
     }
 

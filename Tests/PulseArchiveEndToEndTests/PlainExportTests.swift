@@ -117,7 +117,8 @@ struct PlainExportTests {
                                    ("keygen -o key.txt.", "'-o key.txt.' ends in a dot"), ("readiness --store store --svg chart.svg.", "'--svg chart.svg.' ends in a dot"),
                                    // A trailing slash only says it is a folder; $(…) drops a trailing line break.
                                    ("tables --store store -o 'tb.//'", "'-o tb.//' ends in a dot"), ("tables --store store -o 'tb /'", "ends in a space"),
-                                   ("tables --store store -o \"$(printf 'tn\\n.')\"", "ends in a dot"), ("tables --store store -o \"$(printf 'tn\\t')\"", "ends in a line break or tab")] {
+                                   ("tables --store store -o \"$(printf 'tn\\n.')\"", "ends in a dot"), ("tables --store store -o \"$(printf 'tn\\t')\"", "ends in white space"),
+                                   ("keygen -o \"$(printf 'k.txt\\342\\200\\250')\"", "ends in white space"), ("tables --store store -o \"$(printf 'tb\\302\\240')\"", "ends in white space")] {
             let result = try Self.sh("\"$PA\" \(command)", in: f.dir, expectingSuccess: false)
             #expect(result.exitCode == 64 && result.stderr.hasPrefix("Error: ") && result.stderr.contains(message) && result.stderr.contains("Usage:"),
                     "\(command): exit \(result.exitCode) \(result.stderr)")
