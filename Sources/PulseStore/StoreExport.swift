@@ -95,11 +95,17 @@ extension PulseStore {
 
     /// Copies a finished archive into `sink`, through `sealing` if given; returns the bytes
     /// `sink` received.
+    /// A failure once bytes went out (the reader gone: `export -o - | head`) says so: the
+    /// reader holds part of an archive, which "Broken pipe" alone did not tell.
     private static func deliver(_ archive: SystemFile, to sink: ByteSink, sealing: ExportOptions.Sealing?) throws -> Int64 {
         let counter = ByteCounter(next: sink)
-        let output = try sealing?(counter, archive.size()) ?? counter
-        try archive.copy(to: output)
-        try output.finish()
+        do {
+            let output = try sealing?(counter, archive.size()) ?? counter
+            try archive.copy(to: output)
+            try output.finish()
+        } catch let error as SystemError where counter.count > 0 {
+            throw SystemError(error.kind, "\(error.message); standard output received \(counter.count) bytes, part of the archive: what read them holds an incomplete archive; discard it")
+        }
         return counter.count
     }
 
