@@ -132,8 +132,7 @@ public struct BackupName: Sendable, Equatable {
     public func isNewer(than other: BackupName) -> Bool {
         let a = (year, month, day, hour, minute), b = (other.year, other.month, other.day, other.hour, other.minute)
         if a != b { return a > b }
-        if sequence.utf8.count != other.sequence.utf8.count { return sequence.utf8.count > other.sequence.utf8.count }
-        if sequence != other.sequence { return other.sequence.utf8.lexicographicallyPrecedes(sequence.utf8) }
+        if sequence != other.sequence { return hasHigherSequence(than: other) }
         return other.fileName.utf8.lexicographicallyPrecedes(fileName.utf8)
     }
 

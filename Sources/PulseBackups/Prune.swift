@@ -102,7 +102,7 @@ public enum Prune {
         return Outcome(kept: plan.kept, removed: removed, skipped: skipped, failed: failed,
                        ignored: (listing.ignored.filter { !abandoned.contains($0) } + livePlaceholders).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) },
                        abandoned: abandoned, dryRun: dryRun, newest: plan.newest,
-                       future: plan.kept.filter { $0.reasons == [RetentionPolicy.futureReason] }.map(\.backup),
+                       future: plan.future,
                        newestCheck: newestCheck, newestMisnamed: newestMisnamed)
     }
 

@@ -55,6 +55,8 @@ public struct RetentionPolicy: Sendable, Equatable {
         public let removed: [Backup]
         /// The newest archive made by now (kept whatever the rules say), nil when there is none.
         public let newest: BackupName?
+        /// Those made after now, newest first: kept, outside the rules (also in `kept`).
+        public let future: [Backup]
     }
 
     /// The reason given for the newest archive when no rule kept it (a policy that is not empty
@@ -99,7 +101,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         for (index, backup) in sorted.enumerated() {
             if reasons[index].isEmpty { removed.append(backup) } else { kept.append(Kept(backup: backup, reasons: reasons[index])) }
         }
-        return Plan(kept: kept, removed: removed, newest: sorted.first?.name)
+        return Plan(kept: kept, removed: removed, newest: sorted.first?.name, future: future)
     }
 
     /// The ISO 8601 week calendar: weeks start on Monday, and week 1 is the one with the
