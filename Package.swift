@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(name: "PulseAgeTests", dependencies: ["PulseAge", "PulseDigest", "PulseSystem", "CZlib", "PulseTestSupport"]),
         .testTarget(name: "PulseArchiveTests", dependencies: ["PulseArchive", "PulseSystem", "PulseTestSupport"]),
         .testTarget(name: "PulseDocumentsTests", dependencies: ["PulseDocuments", "PulseArchive", "PulseDemo", "PulseTestSupport"]),
-        .testTarget(name: "PulseSQLiteTests", dependencies: ["PulseSQLite", "PulseSystem"]),
+        .testTarget(name: "PulseSQLiteTests", dependencies: ["PulseSQLite", "PulseSystem", "PulseTestSupport"]),
         .testTarget(name: "PulseStoreTests", dependencies: ["PulseStore", "PulseArchive", "PulseSQLite", "PulseSystem", "Readiness", "PulseTestSupport", "PulseStoreTestSupport"]),
         .testTarget(name: "PulseTablesTests", dependencies: ["PulseTables", "PulseArchive", "PulseSystem"]),
         .testTarget(name: "PulseGadgetbridgeTests", dependencies: ["PulseGadgetbridge", "PulseArchive", "PulseSQLite", "PulseSystem", "GadgetbridgeTestSupport", "PulseTestSupport"]),

@@ -31,17 +31,20 @@ public final class SQLiteDatabase: HandleHolder {
     public var handleOwners: [HandleOwner] { [owner] }
 
     /// Process-wide settings, made once before the first connection opens: no memory
-    /// statistics, and the default VFS that creates its delete-on-close files with an
-    /// interruption held off (`pulse_sqlite3_register_vfs`), so a Ctrl-C never leaves one in
-    /// the temporary directory. Its storage lives as long as the process, as SQLite's list of
-    /// VFSes does.
+    /// statistics, and the default VFS that creates its delete-on-close files without a name
+    /// on Linux, else with an interruption held off (`pulse_sqlite3_register_vfs`), so no kill
+    /// (no Ctrl-C, where there is no O_TMPFILE) leaves one in the temporary directory. Its
+    /// storage lives as long as the process, as SQLite's list of VFSes does.
     private static let configured: Bool = {
         _ = pulse_sqlite3_disable_memory_statistics()
         let storage = calloc(1, pulse_sqlite3_vfs_size())!
         _ = pulse_sqlite3_register_vfs(storage, {
             InterruptCleanup.holdOff()
             TestPausePoint.reached("sqlite.temporary")
-        }, { InterruptCleanup.endHoldOff() })
+        }, {
+            TestPausePoint.reached("sqlite.temporary.opened")
+            InterruptCleanup.endHoldOff()
+        })
         return true
     }()
 
@@ -97,8 +100,7 @@ public final class SQLiteDatabase: HandleHolder {
     /// A private temporary database that has no name on disk, for decrypted rows no kill may
     /// leave behind. SQLite keeps it in the page cache, and past the cache in a file of its
     /// temporary directory (`$SQLITE_TMPDIR`, else `$TMPDIR`, else /var/tmp, /usr/tmp, /tmp)
-    /// that its unix VFS unlinks as soon as it has opened it (a delete-on-close file), as it
-    /// does its sorts' and journals' temporary files.
+    /// that has no name (`configured`'s VFS), as its sorts' and journals' temporary files.
     public static func unnamed(attachesReadOnly: Bool = false) throws(SQLiteError) -> SQLiteDatabase {
         try SQLiteDatabase(path: "", create: true, attachesReadOnly: attachesReadOnly)
     }

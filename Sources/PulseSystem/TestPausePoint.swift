@@ -29,7 +29,8 @@ import Darwin
 /// the store's transaction),
 /// `commit` (an `AtomicFile` complete and flushed, before it takes its name),
 /// `commit.placeholder` (`NoReplaceMove`'s placeholder made, the file not yet renamed over it),
-/// `sqlite.temporary` (SQLite about to create a file it unlinks at once, an interruption held off),
+/// `sqlite.temporary` (SQLite about to create a temporary file, an interruption held off),
+/// `sqlite.temporary.opened` (that file open, the interruption still held off),
 /// `prune.removed` (after each removal of `prune`), `worker.finished` (a `BackgroundWorker`'s
 /// work done and handed back, its thread not yet ended), `documents.swap` (a committed document
 /// swap about to be done, an interruption held off).

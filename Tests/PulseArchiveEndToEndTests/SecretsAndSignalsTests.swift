@@ -141,6 +141,32 @@ struct SecretsAndSignalsTests {
         #expect(FileManager.default.fileExists(atPath: unknown), "a directory without a pid in its name was removed")
     }
 
+    @Test("SQLite's temporary files (inspect's unnamed database past its cache) never have a name in $TMPDIR: paused as each is opened, the file inspect holds there shows none, so no SIGKILL can land between a create and its unlink")
+    func sqliteTemporaryFilesHaveNoName() throws {
+        #if os(Linux)
+        let f = try Fixture()
+        let scratch = f.dir.file("tmp")
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let environment = ["TMPDIR": scratch, "SQLITE_TMPDIR": scratch]
+        let command = ["inspect", f.sealed, "--passphrase-file", f.passphraseFile]
+        let opened = try #require(try KillPoints.count(command, environment: environment)["sqlite.temporary.opened"])
+        for occurrence in 1...opened {
+            try Self.whilePaused(command, at: "sqlite.temporary.opened:\(occurrence)", environment: environment) { pid in
+                let targets = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap {
+                    try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")
+                }.filter { $0.hasPrefix(scratch + "/") }
+                // An O_TMPFILE file shows as `#<inode> (deleted)`; a file created with a name
+                // and unlinked after shows that name (SQLite's `etilqs_…`).
+                let named = targets.filter { !$0.dropFirst(scratch.count + 1).hasPrefix("#") }
+                #expect(named.isEmpty, "inspect paused at its temporary file \(occurrence) holds files that were created with a name: \(named)")
+                // The reader's look-ahead file, and the one SQLite just opened.
+                #expect(targets.count >= 2, "inspect paused at its temporary file \(occurrence) holds \(targets) in $TMPDIR")
+            }
+        }
+        #expect(Self.entries(scratch).isEmpty, "inspect left \(Self.entries(scratch)) in $TMPDIR")
+        #endif
+    }
+
     /// Runs `arguments` until it stops at `pause`, calls `body` with its pid while it is
     /// stopped, then kills it. The process starts through `/bin/sh` with the soft core-file
     /// limit raised to the hard one, so that the limit the command runs with is its own doing,
