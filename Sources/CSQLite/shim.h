@@ -55,7 +55,9 @@ static inline int pulse_sqlite3_define_double_bits(sqlite3 *db) {
 /// used, and read and written through the few methods below (no locks: nothing else can reach
 /// it). Where that cannot be (a file system without O_TMPFILE, another system), the unix VFS
 /// creates it as before, between `hold` and `release`: the caller's hold is the lock an
-/// interruption takes before it ends the process, so at least no Ctrl-C leaves it. The storage
+/// interruption takes before it ends the process, so at least no Ctrl-C leaves it; and on a
+/// file system that would keep it under another name (`keepsRemovedFiles`) it is refused
+/// (SQLITE_CANTOPEN). The storage
 /// is the caller's (see `pulse_sqlite3_vfs_size`): a static here would be one per module that
 /// inlines the registration.
 struct pulse_sqlite3_vfs {
@@ -64,6 +66,9 @@ struct pulse_sqlite3_vfs {
     sqlite3_vfs *underlying;
     void (*hold)(void);
     void (*release)(void);
+    /// Nonzero for a directory whose file system keeps a file removed while open (FUSE): the
+    /// unix VFS's way would leave its files there, and fail to read them back.
+    int (*keepsRemovedFiles)(const char *directory);
 };
 
 /// A temporary file without a name: its descriptor.
@@ -231,7 +236,12 @@ static int pulse_sqlite3_vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlit
         if (outFlags) *outFlags = flags;
         status = SQLITE_OK;
     } else {
-        status = underlying->xOpen(underlying, name, file, flags, outFlags);
+        const char *directory = name == 0 ? pulse_sqlite3_temporary_directory() : 0;
+        if (directory != 0 && self->keepsRemovedFiles(directory)) {
+            status = SQLITE_CANTOPEN;
+        } else {
+            status = underlying->xOpen(underlying, name, file, flags, outFlags);
+        }
     }
     self->release();
     return status;
@@ -241,7 +251,8 @@ static int pulse_sqlite3_vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlit
 /// after it. Every other entry, `pAppData` included, is the default VFS's own, so its
 /// functions see what they expect; its open receives its own structure, and each file has
 /// room for the larger of the two kinds of file.
-static inline int pulse_sqlite3_register_vfs(void *storage, void (*hold)(void), void (*release)(void)) {
+static inline int pulse_sqlite3_register_vfs(void *storage, void (*hold)(void), void (*release)(void),
+                                             int (*keepsRemovedFiles)(const char *directory)) {
     struct pulse_sqlite3_vfs *self = (struct pulse_sqlite3_vfs *)storage;
     sqlite3_vfs *underlying = sqlite3_vfs_find(0);
     if (underlying == 0) return SQLITE_ERROR;
@@ -253,6 +264,7 @@ static inline int pulse_sqlite3_register_vfs(void *storage, void (*hold)(void), 
     self->underlying = underlying;
     self->hold = hold;
     self->release = release;
+    self->keepsRemovedFiles = keepsRemovedFiles;
     return sqlite3_vfs_register(&self->vfs, 1);
 }
 #endif

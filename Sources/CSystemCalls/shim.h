@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/vfs.h>
 extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 #endif
 
@@ -72,6 +73,20 @@ static inline int pulse_open_unnamed(const char *directory) {
     (void)directory;
     errno = EOPNOTSUPP;
     return -1;
+#endif
+}
+
+/// 1 when `path` is on a FUSE file system (Linux), 0 when not or where unknown. The kernel's
+/// FUSE client does not remove a file that is unlinked while open: it renames it to a hidden
+/// name, removed when it closes, if the file system manages to (fusefat does not).
+static inline int pulse_is_fuse(const char *path) {
+#if defined(__linux__)
+    struct statfs info;
+    if (statfs(path, &info) != 0) return 0;
+    return info.f_type == 0x65735546 /* FUSE_SUPER_MAGIC */ ? 1 : 0;
+#else
+    (void)path;
+    return 0;
 #endif
 }
 

@@ -44,6 +44,8 @@ public final class SQLiteDatabase: HandleHolder {
         }, {
             TestPausePoint.reached("sqlite.temporary.opened")
             InterruptCleanup.endHoldOff()
+        }, { directory in
+            directory.map { SystemCalls.isFUSE(String(cString: $0)) ? 1 : 0 } ?? 0
         })
         return true
     }()
@@ -101,8 +103,33 @@ public final class SQLiteDatabase: HandleHolder {
     /// leave behind. SQLite keeps it in the page cache, and past the cache in a file of its
     /// temporary directory (`$SQLITE_TMPDIR`, else `$TMPDIR`, else /var/tmp, /usr/tmp, /tmp)
     /// that has no name (`configured`'s VFS), as its sorts' and journals' temporary files.
+    /// - Throws: when that directory's file system cannot hold a file without a name (FUSE
+    ///   without O_TMPFILE): said now, naming it, rather than as a disk I/O error once the
+    ///   cache spills.
     public static func unnamed(attachesReadOnly: Bool = false) throws(SQLiteError) -> SQLiteDatabase {
-        try SQLiteDatabase(path: "", create: true, attachesReadOnly: attachesReadOnly)
+        if let directory = temporaryDirectory, SystemCalls.isFUSE(directory), !SystemCalls.makesUnnamedFiles(in: directory) {
+            throw SQLiteError(.sqlite, SystemFile.keepsRemovedFiles(directory, name: "a temporary database").message)
+        }
+        return try SQLiteDatabase(path: "", create: true, attachesReadOnly: attachesReadOnly)
+    }
+
+    /// SQLite's message, with where to look when it ran out of space or could not create a
+    /// file while working: not only the database's disk, also its temporary directory's (a
+    /// full `$TMPDIR` was reported as the store's disk being full).
+    static func explained(_ message: String, status: Int32) -> String {
+        let temporary = temporaryDirectory.map { "SQLite's temporary directory \($0) ($SQLITE_TMPDIR, else $TMPDIR)" }
+            ?? "SQLite's temporary directory (none is writable: $SQLITE_TMPDIR, $TMPDIR, /var/tmp, /usr/tmp, /tmp)"
+        switch status & 0xff {
+        case SQLITE_FULL: return "\(message) (the disk of that database, or that of \(temporary))"
+        case SQLITE_CANTOPEN: return "\(message) (a journal beside that database, or a temporary file in \(temporary))"
+        default: return message
+        }
+    }
+
+    /// The directory SQLite keeps its temporary files in (`$SQLITE_TMPDIR`, else `$TMPDIR`,
+    /// else /var/tmp, /usr/tmp, /tmp, the current directory), or nil when none is writable.
+    public static var temporaryDirectory: String? {
+        pulse_sqlite3_temporary_directory().map { String(cString: $0) }
     }
 
     deinit {
@@ -201,7 +228,7 @@ public final class SQLiteDatabase: HandleHolder {
         if status != SQLITE_OK {
             let message = error.map { String(cString: $0) } ?? errorMessage
             sqlite3_free(error)
-            throw SQLiteError(.sqlite, "\(path): \(message)")
+            throw SQLiteError(.sqlite, "\(path): \(Self.explained(message, status: status))")
         }
     }
 

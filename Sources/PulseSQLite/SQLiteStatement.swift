@@ -97,7 +97,7 @@ public final class SQLiteStatement {
         case SQLITE_DONE: return false
         case let status:
             let unique = status == constraintUnique || status == constraintPrimaryKey
-            throw SQLiteError(unique ? .duplicateKey : .sqlite, "\(connection.path): \(errorMessage)")
+            throw SQLiteError(unique ? .duplicateKey : .sqlite, "\(connection.path): \(SQLiteDatabase.explained(errorMessage, status: status))")
         }
     }
 

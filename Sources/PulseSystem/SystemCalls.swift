@@ -58,6 +58,18 @@ package enum SystemCalls {
         return fd >= 0 ? fd : nil
     }
 
+    /// Whether `directory` can hold an unnamed file (`openUnnamed`): one is made and closed.
+    package static func makesUnnamedFiles(in directory: String) -> Bool {
+        guard let fd = openUnnamed(in: directory) else { return false }
+        _ = close(fd)
+        return true
+    }
+
+    /// Whether `path` is on a FUSE file system (Linux; false elsewhere or when unknown).
+    package static func isFUSE(_ path: String) -> Bool {
+        pulse_is_fuse(path) == 1
+    }
+
     /// Zeroes `buffer` in a way the optimiser keeps.
     package static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }

@@ -88,7 +88,11 @@ public final class SystemFile {
     }
 
     /// `createUnnamed`'s way where `O_TMPFILE` is not to be had: a new file, unlinked at once.
+    /// - Throws: where the file system keeps an open file it was told to remove (FUSE renames
+    ///   it to a hidden name, and fusefat then leaves it, decrypted data and all, and fails to
+    ///   read it back): refused before anything is written, naming the directory.
     static func createUnlinked(in directory: String, name: String) throws -> SystemFile {
+        if SystemCalls.isFUSE(directory) { throw keepsRemovedFiles(directory, name: name) }
         var template = Array("\(directory)/\(PrivateFiles.temporaryPrefix)-\(getpid())-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { path -> Int32 in
             let fd = mkstemp(path.baseAddress!)
@@ -96,9 +100,21 @@ public final class SystemFile {
             return fd
         }
         guard fd >= 0 else { throw SystemError(.io, "cannot create \(name) in \(directory): \(errnoText())") }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_nlink == 0 else {
+            _ = posixClose(fd)
+            throw keepsRemovedFiles(directory, name: name)
+        }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         _ = fchmod(fd, 0o600)
         return SystemFile(path: name, fd: fd)
+    }
+
+    /// The refusal of a temporary directory that cannot hold a file without a name.
+    package static func keepsRemovedFiles(_ directory: String, name: String) -> SystemError {
+        SystemError(.io, "cannot create \(name) in \(directory): its file system cannot hold a file without a name "
+            + "(no O_TMPFILE, and a file removed while open is kept under another name, as FUSE does), so what is written there "
+            + "would stay on it; set TMPDIR (and SQLITE_TMPDIR) to a folder on a local disk")
     }
 
     /// Reads up to `buffer.count` bytes at `offset`, leaving the file position alone.

@@ -66,6 +66,40 @@ struct FatFileSystemTests {
         #expect(inspect.exitCode == 0, "\(inspect.stderr)")
     }
 
+    @Test("$TMPDIR on a vfat stick (FUSE: no O_TMPFILE, a file removed while open kept under a hidden name that fusefat leaves): every command that needs a file without a name refuses, naming the folder, and leaves nothing there; verify of a sound archive is not reported failed",
+          .enabled(if: Capability.enabled(FatMount.canMountVfat)))
+    func temporaryDirectoryOnVfat() throws {
+        try Capability.require(FatMount.canMountVfat, "a vfat file system (root, /dev/fuse, mkfs.vfat and fusefat: apt-get install dosfstools fusefat)")
+        let dir = TemporaryDirectory()
+        let store = dir.file("store")
+        try CommitFallbackTests.demo(store, seed: 9)
+        let archive = dir.file("a.json.gz")
+        #expect(try CLI.run(["export", "--store", store, "-o", archive]).exitCode == 0)
+        dir.write("passphrase", "a passphrase for the stick\n")
+        #expect(chmod(dir.file("passphrase"), 0o600) == 0)
+        let usb = try FatMount(.vfat, image: dir.file("usb.img"), at: dir.file("usb"))
+        defer { usb.unmount() }
+        let scratch = usb.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
+        for variables in [["TMPDIR": scratch], ["TMPDIR": dir.path, "SQLITE_TMPDIR": scratch]] {
+            // (`diff` of archives this small keeps its key runs in memory.)
+            for command in [["verify", archive], ["inspect", archive], ["verify", archive, "--store", store],
+                            ["export", "--store", store, "-o", "-", "--passphrase-file", dir.file("passphrase")]] {
+                // SQLite's directory alone on the stick: only what SQLite keeps there is refused.
+                if variables["TMPDIR"] == dir.path && command[0] != "verify" && command[0] != "inspect" { continue }
+                let result = try CLI.run(command, environment: variables)
+                let said = "\(command.joined(separator: " ")) with \(variables): exit \(result.exitCode): \(result.stderr)"
+                #expect(result.exitCode == 1 && result.stderr.hasPrefix("Error: cannot create ") && result.stderr.contains("in \(scratch): its file system cannot hold a file without a name"), "\(said)")
+                #expect(!result.stdout.contains("FAILED") && result.stdout.isEmpty, "\(said); stdout: \(result.stdout)")
+                let left = (try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? []
+                #expect(left.isEmpty, "\(said); left \(left) on the stick")
+            }
+        }
+        // Where the folder is fine, the same archive verifies.
+        let sound = try CLI.run(["verify", archive, "--store", store])
+        #expect(sound.exitCode == 0, "\(sound.stderr)")
+    }
+
     @Test("a store on exFAT: import into a new store, --merge with documents, --replace with its safety backup, then export, keygen and a chart beside it",
           .enabled(if: Capability.enabled(FatMount.canMountExfat)))
     func storeOnExfat() throws {

@@ -72,4 +72,25 @@ struct TemporaryFileTests {
         let integrity = try database.prepare("PRAGMA integrity_check")
         #expect(try integrity.step() && integrity.text(at: 0) == "ok")
     }
+
+    @Test("a full database's error names both places SQLite may have run out of space: the database's disk and its temporary directory (a full $TMPDIR was reported as the store's disk)")
+    func fullNamesTheTemporaryDirectory() throws {
+        let database = try SQLiteDatabase.unnamed()
+        try database.execute("CREATE TABLE rows (payload BLOB); PRAGMA max_page_count = 8")
+        let temporary = try #require(SQLiteDatabase.temporaryDirectory)
+        do {
+            try database.execute("INSERT INTO rows SELECT zeroblob(100000) FROM (SELECT 1 UNION ALL SELECT 2)")
+            Issue.record("eight pages held 200 000 bytes")
+        } catch {
+            #expect(error.message.contains("database or disk is full (the disk of that database, or that of SQLite's temporary directory \(temporary) ($SQLITE_TMPDIR, else $TMPDIR))"), "\(error.message)")
+        }
+        // The same from a prepared statement's step.
+        let insert = try database.prepare("INSERT INTO rows VALUES (zeroblob(100000))")
+        do {
+            try insert.runToEnd()
+            Issue.record("eight pages held 100 000 bytes")
+        } catch {
+            #expect(error.message.contains("SQLite's temporary directory \(temporary)"), "\(error.message)")
+        }
+    }
 }
