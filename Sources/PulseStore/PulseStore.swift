@@ -109,7 +109,9 @@ public final class PulseStore {
     }
 
     /// Runs `body` on the store in `directory` while holding its lock exclusively, so no other
-    /// command reads or writes the same store meanwhile.
+    /// command reads or writes the same store meanwhile. What a killed import left (its
+    /// `.staging-<pid>`, decrypted rows of an encrypted archive perhaps) is removed first, once
+    /// a document swap it recorded has been finished; `withReadAccess` does the same.
     /// - Parameters:
     ///   - create: create the store (directory and database) when it is missing.
     ///   - activity: what this does, for the message of a command refused meanwhile.
@@ -124,6 +126,7 @@ public final class PulseStore {
         defer { withExtendedLifetime(lock) {} }
         let store = try open(directory, create: create)
         try store.completePendingDocumentSwaps()
+        StagingArea.removeLeftovers(in: directory)
         return try body(store)
     }
 
@@ -144,6 +147,9 @@ public final class PulseStore {
                 let (store, lock, why) = try openForReading(directory)
                 if let store {
                     defer { withExtendedLifetime(lock) {} }
+                    // No import runs (the lock), and no document swap waits (it would have
+                    // been finished first): any staging is a killed import's.
+                    if StoreFiles.isWritable(directory) { StagingArea.removeLeftovers(in: directory) }
                     return try body(store)
                 }
                 reason = why

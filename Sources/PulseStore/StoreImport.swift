@@ -75,8 +75,8 @@ extension PulseStore {
     }
 
     /// What every import shares around its own staging and apply: the store directory (created,
-    /// and removed again when the import that created it fails), the exclusive lock, the
-    /// removal of a killed import's staging, and the readiness backfill after the commit.
+    /// and removed again when the import that created it fails), the exclusive lock (which
+    /// removes a killed import's staging), and the readiness backfill after the commit.
     /// - Parameter body: stages and applies; calls its `didCommit` once the store has committed.
     static func importing(into storeDirectory: String, options: ImportOptions,
                           _ body: (PulseStore, _ didCommit: () -> Void) throws -> ImportResult) throws -> ImportResult {
@@ -90,7 +90,6 @@ extension PulseStore {
         do {
             return try withExclusiveAccess(storeDirectory, create: true, activity: "an import") { store in
                 locked = true
-                StagingArea.removeLeftovers(in: storeDirectory)
                 var result = try body(store) { committed = true }
                 if let backfill = options.backfill {
                     do {

@@ -167,6 +167,24 @@ struct SecretsAndSignalsTests {
         #endif
     }
 
+    @Test("an import of an encrypted archive killed with SIGKILL while staging leaves its decrypted staging beside the store; the next command that opens the store, a reader (export) or a writer (readiness --backfill), removes it")
+    func killedImportsStagingIsRemovedByTheNextCommand() throws {
+        let f = try Fixture(days: 30, rawPacketsPerDay: 100)
+        let command = ["import", f.sealed, "--passphrase-file", f.passphraseFile, "--no-backfill"]
+        for (index, next) in [["export", "-o", f.dir.file("again.json.gz")], ["readiness", "--backfill"]].enumerated() {
+            let store = f.dir.file("new\(index)")
+            let reads = try #require(try KillPoints.count(command + ["--store", f.dir.file("count\(index)")])["read"])
+            try KillPoints.expectStopped(command + ["--store", store], at: "read:\(max(1, reads - 1))", with: SIGKILL)
+            let staging = Self.entries(store).filter { $0.hasPrefix(".staging-") && !$0.contains("/") }
+            #expect(staging.count == 1, "the killed import left \(Self.entries(store))")
+            #expect(!Self.holdingMarker(store).isEmpty, "the staging holds no decrypted row: the test kills too early")
+            let result = try CLI.run([next[0], "--store", store] + next.dropFirst())
+            #expect(result.exitCode == 0, "\(next[0]): \(result.stderr)")
+            #expect(Self.entries(store).filter { $0.hasPrefix(".staging-") }.isEmpty, "\(next[0]) left \(Self.entries(store))")
+            #expect(Self.holdingMarker(store).isEmpty, "\(next[0]) left decrypted data in \(Self.holdingMarker(store))")
+        }
+    }
+
     /// Runs `arguments` until it stops at `pause`, calls `body` with its pid while it is
     /// stopped, then kills it. The process starts through `/bin/sh` with the soft core-file
     /// limit raised to the hard one, so that the limit the command runs with is its own doing,
