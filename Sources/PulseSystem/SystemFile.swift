@@ -78,11 +78,13 @@ public final class SystemFile {
     /// cannot, it is created as `pulse-archive-<pid>-XXXXXX` and unlinked before anything is
     /// written to it (the pid lets a later run remove the empty file a kill in between leaves,
     /// `PrivateFiles.removeStaleTemporaries`).
-    /// - Parameter name: what messages call the file.
+    /// - Parameter name: what messages call the file, followed by "in <directory>": a full
+    ///   `$TMPDIR` was reported as "cannot write the run file of reference-2: No space left on
+    ///   device", and nothing said which disk.
     public static func createUnnamed(in directory: String, name: String) throws -> SystemFile {
         if let fd = SystemCalls.openUnnamed(in: directory) {
             _ = fchmod(fd, 0o600)
-            return SystemFile(path: name, fd: fd)
+            return SystemFile(path: "\(name) in \(directory)", fd: fd)
         }
         return try createUnlinked(in: directory, name: name)
     }
@@ -107,7 +109,7 @@ public final class SystemFile {
         }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         _ = fchmod(fd, 0o600)
-        return SystemFile(path: name, fd: fd)
+        return SystemFile(path: "\(name) in \(directory)", fd: fd)
     }
 
     /// The refusal of a temporary directory that cannot hold a file without a name.
