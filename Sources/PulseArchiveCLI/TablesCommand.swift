@@ -1,3 +1,4 @@
+import Foundation
 import PulseArchive
 import PulseStore
 import PulseTables
@@ -37,7 +38,12 @@ struct TablesCommand: Subcommand {
         if file != nil, store != nil { throw UsageError(message: "Name an archive or --store, not both") }
         if file == nil, store == nil { throw UsageError(message: "Name an archive (- for standard input) or --store DIR") }
         guard let output = arguments.value("--output") else { throw UsageError(message: "Missing '--output <dir>': the new folder to write") }
-        try ArgumentValues.requireLastingName(output, option: "-o")
+        // An empty folder that is there already keeps the name it has: the rule is for names
+        // this creates.
+        var isFolder: ObjCBool = false
+        if !(FileManager.default.fileExists(atPath: output, isDirectory: &isFolder) && isFolder.boolValue) {
+            try ArgumentValues.requireLastingName(output, option: "-o")
+        }
         let formatName = arguments.value("--format") ?? TablesFormat.csv.rawValue
         guard let format = TablesFormat(rawValue: formatName) else {
             throw UsageError(message: "The value '\(formatName)' is invalid for '--format': expected csv or ndjson")

@@ -124,6 +124,11 @@ struct PlainExportTests {
                     "\(command): exit \(result.exitCode) \(result.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: f.dir.path).sorted() == ["gzip.json.gz", "store"])
+        // An empty folder that is there already is no name tables creates: it writes into it.
+        try FileManager.default.createDirectory(atPath: f.dir.file("made."), withIntermediateDirectories: false)
+        let into = try Self.sh("\"$PA\" tables --store store -o made. -q", in: f.dir, expectingSuccess: false)
+        #expect(into.exitCode == 0 && FileManager.default.fileExists(atPath: f.dir.file("made./tables.json")), "\(into.stderr)")
+        try FileManager.default.removeItem(atPath: f.dir.file("made."))
         // A trailing / names a folder: one that is not there is said so, without naming advice.
         for (output, reason) in [("nowhere/", "but there is no folder nowhere/: create it first"), ("gzip.json.gz/", "but gzip.json.gz is not one")] {
             let result = try Self.sh("\"$PA\" export --store store -o \(output)", in: f.dir, expectingSuccess: false)
