@@ -16,6 +16,9 @@ final class ExtensionSpool {
         static let nested = Kinds(rawValue: 16)
         /// A string in the archive's exact date form (`2026-02-28T21:23:01.310Z`).
         static let date = Kinds(rawValue: 32)
+        /// An integer a double does not hold exactly (beyond 2^53): with reals, the column is
+        /// no real one.
+        static let beyondDouble = Kinds(rawValue: 64)
     }
 
     private let file: ScratchFile
@@ -32,8 +35,7 @@ final class ExtensionSpool {
             switch value {
             case .null: kind = []
             case .string(let text): kind = Self.isArchiveDate(text) ? .date : .text
-            // Integer only when the literal is one (`420`, not `420.0`): the cell is the literal.
-            case .number(let literal): kind = literal.utf8.allSatisfy({ $0 == 0x2D || ($0 >= 0x30 && $0 <= 0x39) }) ? .integer : .real
+            case .number(let literal): kind = Self.kind(ofNumber: literal)
             case .bool: kind = .boolean
             case .object, .array: kind = .nested
             }
@@ -46,8 +48,8 @@ final class ExtensionSpool {
     }
 
     /// Every key any row has, sorted by UTF-8 bytes as an export writes them, with a type that
-    /// holds every value of the column: one kind gives its type (integers among reals: real;
-    /// dates among other strings: text), anything else is JSON text.
+    /// holds every value of the column: one kind gives its type (integers among reals: real,
+    /// unless one is beyond 2^53; dates among other strings: text), anything else is JSON text.
     var columns: [TableColumn] {
         kinds.keys.sorted().map { key in
             let seen = kinds[key]!
@@ -55,13 +57,27 @@ final class ExtensionSpool {
             switch seen {
             case [], .text, [.text, .date]: type = .text
             case .date: type = .date
-            case .integer: type = .integer
+            case .integer, [.integer, .beyondDouble]: type = .integer
             case .real, [.integer, .real]: type = .real
             case .boolean: type = .boolean
             default: type = .json
             }
             return TableColumn(key.text, type)
         }
+    }
+
+    /// What a number's literal needs of its column's type, the cell being the literal: integer
+    /// when it is an integer (`420`, not `420.0`) that 64 bits hold; real when a double holds
+    /// it finitely (the nearest double, as for the format's double fields); else JSON, whose
+    /// reader keeps the literal: `18446744073709551616` was declared integer and `1e400` real,
+    /// and a typed loader overflowed or read infinity.
+    private static func kind(ofNumber literal: String) -> Kinds {
+        if literal.utf8.allSatisfy({ $0 == 0x2D || ($0 >= 0x30 && $0 <= 0x39) }) {
+            guard let value = Int64(literal) else { return .nested }
+            return value.magnitude > 1 << 53 ? [.integer, .beyondDouble] : .integer
+        }
+        guard let value = Double(literal), value.isFinite else { return .nested }
+        return .real
     }
 
     /// Whether `text` is a date exactly as the archive writes one: the Android port's dates are

@@ -59,4 +59,14 @@ struct TablesUnitTests {
         #expect(types == ["at": .date, "extra": .text, "flag": .boolean, "id": .text, "kcal": .real, "mixed": .json, "n": .integer, "tags": .json,
                           "when": .text])
     }
+
+    @Test("extension numbers a typed loader could not hold make their column JSON: an integer beyond 64 bits, a literal beyond the doubles, an integer beyond 2^53 among reals; the edges that fit keep their type")
+    func extensionNumbersBeyondTheirType() throws {
+        let spool = try ExtensionSpool()
+        try spool.add(try JSONNode.parse(Array(#"{"id":"a","wide":18446744073709551616,"huge":1e400,"exact":9007199254740993,"mixed":0.5,"top":9223372036854775807,"bottom":-9223372036854775808,"small":1e-400,"big":1.7976931348623157e308,"near":9007199254740992}"#.utf8)))
+        try spool.add(try JSONNode.parse(Array(#"{"id":"b","wide":1,"huge":1,"exact":1,"mixed":9007199254740993,"top":1,"bottom":1,"small":0.5,"big":1,"near":0.5}"#.utf8)))
+        let types = Dictionary(uniqueKeysWithValues: spool.columns.map { ($0.name, $0.type) })
+        #expect(types == ["id": .text, "wide": .json, "huge": .json, "exact": .integer, "mixed": .json, "top": .integer, "bottom": .integer,
+                          "small": .real, "big": .real, "near": .real])
+    }
 }
