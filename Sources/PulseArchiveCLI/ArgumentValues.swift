@@ -18,18 +18,23 @@ enum ArgumentValues {
     static func requireLastingName(_ path: String, option: String) throws {
         var named = Substring(path)
         while named.count > 1, named.hasSuffix("/") { named = named.dropLast() }
-        let last = named.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        // Every white space: U+2028, NEL, a no-break space at the end show no more than a space.
-        let vanishing = { (c: Character) in c == "." || c.isWhitespace }
+        let last = (named.split(separator: "/", omittingEmptySubsequences: false).last ?? "").unicodeScalars
+        // By scalar: a zero-width joiner at the end belongs to the character before it. Every
+        // white space (U+2028, NEL, a no-break space) shows no more than a space, and the
+        // invisible characters (U+200B, U+FEFF, U+2060, U+180E) nothing at all.
+        let vanishing = { (s: Unicode.Scalar) in
+            s == "." || s.properties.isWhitespace || ShownText.actsOnATerminal(s) || s.value == 0x180E
+        }
         guard let end = last.last, vanishing(end), last.contains(where: { !vanishing($0) }) else { return }
-        var kept = named
+        var kept = named.unicodeScalars
         while let final = kept.last, vanishing(final) { kept = kept.dropLast() }
         let why = switch end {
         case ".": "a dot, which FAT and exFAT (USB sticks) and Windows drop from a name"
         case " ": "a space, which Windows drops from a name and no listing shows"
-        default: "white space (a line break, a tab), which a shell's $(…) drops from a printed path and no listing shows"
+        case _ where end.properties.isWhitespace: "white space (a line break, a tab), which a shell's $(…) drops from a printed path and no listing shows"
+        default: "an invisible character (U+\(String(end.value, radix: 16, uppercase: true))), which no listing shows"
         }
-        throw UsageError(message: "'\(option) \(path)' ends in \(why): name it \(kept)")
+        throw UsageError(message: "'\(option) \(path)' ends in \(why): name it \(String(kept))")
     }
 
     static func integer(_ text: String?, option: String, range: ClosedRange<Int>) throws -> Int? {

@@ -118,7 +118,12 @@ struct PlainExportTests {
                                    // A trailing slash only says it is a folder; $(…) drops a trailing line break.
                                    ("tables --store store -o 'tb.//'", "'-o tb.//' ends in a dot"), ("tables --store store -o 'tb /'", "ends in a space"),
                                    ("tables --store store -o \"$(printf 'tn\\n.')\"", "ends in a dot"), ("tables --store store -o \"$(printf 'tn\\t')\"", "ends in white space"),
-                                   ("keygen -o \"$(printf 'k.txt\\342\\200\\250')\"", "ends in white space"), ("tables --store store -o \"$(printf 'tb\\302\\240')\"", "ends in white space")] {
+                                   ("keygen -o \"$(printf 'k.txt\\342\\200\\250')\"", "ends in white space"), ("tables --store store -o \"$(printf 'tb\\302\\240')\"", "ends in white space"),
+                                   // Invisible: zero width (a joiner too, which joins the character before it), a byte-order mark, U+180E.
+                                   ("tables --store store -o \"$(printf 'x\\342\\200\\213')\"", "ends in an invisible character (U+200B), which no listing shows: name it x"),
+                                   ("tables --store store -o \"$(printf 'x\\342\\200\\215')\"", "ends in an invisible character (U+200D)"),
+                                   ("keygen -o \"$(printf 'k.txt\\357\\273\\277')\"", "ends in an invisible character (U+FEFF)"),
+                                   ("readiness --store store --svg \"$(printf 'c.svg\\341\\240\\216')\"", "ends in an invisible character (U+180E)")] {
             let result = try Self.sh("\"$PA\" \(command)", in: f.dir, expectingSuccess: false)
             #expect(result.exitCode == 64 && result.stderr.hasPrefix("Error: ") && result.stderr.contains(message) && result.stderr.contains("Usage:"),
                     "\(command): exit \(result.exitCode) \(result.stderr)")
