@@ -250,8 +250,14 @@ public struct GadgetbridgeMapper {
             while try statement.step() {
                 mapping.tables[.sleepStage]!.read += 1
                 let start = statement.int64(at: 0), minutes = statement.int64(at: 1)
+                // A stage must fit its session, and not begin inside the stage before it (the
+                // rows are in time order): the ring's stages tile its night. A row that runs past
+                // the wake-up or into the next stage is damage, counted, never a night whose
+                // stages add up to more than its length.
                 guard !statement.isNull(at: 0), !statement.isNull(at: 1), !statement.isNull(at: 2), (1...1440).contains(minutes),
-                      let owner = ringSessions.lastIndex(where: { $0.start <= start && start < $0.end }) else {
+                      let owner = ringSessions.lastIndex(where: { $0.start <= start && start < $0.end }),
+                      minutes * 60_000 <= ringSessions[owner].end - start,
+                      !(stagesOf[owner].last.map { $0.start < start && start < $0.end } ?? false) else {
                     mapping.tables[.sleepStage]!.invalid += 1
                     continue
                 }

@@ -71,6 +71,33 @@ import PulseSQLite
         #expect(mapping.sleepRows.values.map(\.sessions).reduce(0, +) == 4)
     }
 
+    @Test("stage rows that overlap the stage before them or run past their session's wake-up are counted invalid: the night's stages add up to no more than its length")
+    func overlappingStages() throws {
+        let dir = TemporaryDirectory()
+        try GadgetbridgeFixtures.write(.init(days: 1, otherDevice: false, invalidRows: false), to: dir.file("Gadgetbridge"))
+        let database = try SQLiteDatabase(path: dir.file("Gadgetbridge"), create: false)
+        try database.execute(#"DELETE FROM "COLMI_SLEEP_SESSION_SAMPLE"; DELETE FROM "COLMI_SLEEP_STAGE_SAMPLE""#)
+        let night = GadgetbridgeFixtures.march1 + 2 * 3_600_000, minute: Int64 = 60_000
+        try database.execute(#"INSERT INTO "COLMI_SLEEP_SESSION_SAMPLE" VALUES (\#(night), 1, 1, \#(night + 480 * minute))"#)
+        // light 0–120; deep 30–60 (inside it); awake 120–150; light 150–300; rem 300–600 (past the wake-up at 480).
+        for (offset, minutes, stage) in [(0, 120, 2), (30, 30, 3), (120, 30, 5), (150, 150, 2), (300, 300, 4)] as [(Int64, Int64, Int64)] {
+            try database.execute(#"INSERT INTO "COLMI_SLEEP_STAGE_SAMPLE" VALUES (\#(night + offset * minute), 1, 1, \#(minutes), \#(stage))"#)
+        }
+        database.close()
+        let (mapping, rows) = try Self.mapped(dir.file("Gadgetbridge"))
+        let blocks = (rows["sleepStageBlocks"] ?? []).map { [$0[3], $0[4], $0[5]] }
+        #expect(blocks == [[.int(0), .int(120), .string("light")], [.int(120), .int(30), .string("awake")], [.int(150), .int(150), .string("light")]])
+        #expect(mapping.tables[.sleepStage]!.invalid == 2 && mapping.tables[.sleepStage]!.read == 5, "\(mapping.tables[.sleepStage]!)")
+        let session = try #require(rows["sleepSessions"]?.first)
+        #expect(rows["sleepSessions"]?.count == 1 && session[4] == .int(300))
+        // A stage that ends at the wake-up fits.
+        let edge = try SQLiteDatabase(path: dir.file("Gadgetbridge"), create: false)
+        try edge.execute(#"UPDATE "COLMI_SLEEP_STAGE_SAMPLE" SET "DURATION" = 180 WHERE "TIMESTAMP" = \#(night + 300 * minute)"#)
+        edge.close()
+        let (_, fitting) = try Self.mapped(dir.file("Gadgetbridge"))
+        #expect(fitting["sleepStageBlocks"]?.last.map { [$0[3], $0[4], $0[5]] } == [.int(300), .int(180), .string("rem")])
+    }
+
     @Test("schema 92 (no temperature table) is read; its temperature counts are zero")
     func schema92() throws {
         let dir = TemporaryDirectory()
