@@ -72,10 +72,35 @@ struct ExportCommand: Subcommand {
         exportedAt = try ArgumentValues.exportTime(environment: console.environment)
         sealing = try KeyOptions.sealing(arguments, console: console)
         self.console = console
+        if let warning = Self.recordedTimeWarning(output, exportedAt: exportedAt, now: ArgumentValues.nowMillis(), environment: console.environment) {
+            console.err(warning)
+        }
         // Someone who set the variable may believe the archive is encrypted: say it is not.
         if sealing == nil, console.environment[KeyOptions.variable] != nil {
             console.err("warning: \(KeyOptions.variable) is set, but export encrypts with it only when --passphrase is given: this archive is not encrypted")
         }
+    }
+
+    /// A backup (a name of the scheme) that records another time than now, by more than two
+    /// clocks may differ: `prune` dates backups by the time they record, so one a nightly job
+    /// made under a `SOURCE_DATE_EPOCH` an hour ago sorted before the evening's, and
+    /// `--keep-daily` removed it, the backup just made and verified, exit 0.
+    static func recordedTimeWarning(_ output: ExportDestination, exportedAt: Int64, now: Int64, environment: [String: String]) -> String? {
+        let isBackup = switch output {
+        case .newFile: true
+        case .file(let path): BackupName(String(path.split(separator: "/").last ?? "")) != nil
+        case .stream: false
+        }
+        let (offset, overflow) = exportedAt.subtractingReportingOverflow(now)
+        guard isBackup, environment["SOURCE_DATE_EPOCH"] != nil, overflow || offset.magnitude > RetentionPolicy.clockTolerance.magnitude else { return nil }
+        // Rounded to the nearest unit: the variable was set a moment before now was read.
+        let minutes = offset.magnitude / 60_000 + (offset.magnitude % 60_000 >= 30_000 ? 1 : 0)
+        let apart = minutes < 120 ? "\(minutes) minutes" : minutes < 2_880 ? "\((minutes + 30) / 60) hours" : "\((minutes + 720) / 1_440) days"
+        let recorded = (try? ArchiveDate.format(exportedAt)) ?? String(exportedAt)
+        let consequence = offset < 0 ? "among the others this one counts as made then, and a policy may remove it as older"
+            : "until then it keeps this one outside its policy, as made after now"
+        return "warning: SOURCE_DATE_EPOCH sets the time this backup records to \(recorded), \(apart) \(offset < 0 ? "before" : "after") now: "
+            + "prune dates backups by that time, so \(consequence); unset SOURCE_DATE_EPOCH for a backup job (docs/backups.md)"
     }
 
     /// `--compression gzip|none`: true for gzip (the default).

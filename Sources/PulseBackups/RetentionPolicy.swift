@@ -6,6 +6,12 @@ import Foundation
 /// kept N periods. Periods are in the local time the backup was made in, as its name records it
 /// (restic's too are in the snapshot's own zone), so they never move with the `TZ` of the
 /// machine that prunes. An archive is kept when any rule keeps it. A count of 0 turns its rule off.
+///
+/// One difference from restic: a period is counted once. restic counts one each time the period
+/// changes from one snapshot to the next, which is the same while periods follow the order the
+/// backups were made in; where names of different zones interleave (a journey, a cron job in
+/// UTC beside a shell in local time) they go back and forth, and `--keep-daily 7` kept seven
+/// backups of three days and removed the other four days' last backups.
 public struct RetentionPolicy: Sendable, Equatable {
     public enum Rule: String, Sendable, CaseIterable {
         case last, hourly, daily, weekly, monthly, yearly
@@ -85,12 +91,10 @@ public struct RetentionPolicy: Sendable, Equatable {
         for rule in Rule.allCases {
             var left = count(of: rule)
             guard left > 0 else { continue }
-            var lastPeriod: [Int]?
+            var counted: Set<[Int]> = []
             for (index, backup) in sorted.enumerated() where left > 0 {
-                let period = Self.period(of: backup.name, for: rule, index: index)
-                if period != lastPeriod {
+                if counted.insert(Self.period(of: backup.name, for: rule, index: index)).inserted {
                     reasons[index].append(rule.rawValue)
-                    lastPeriod = period
                     left -= 1
                 }
             }

@@ -98,6 +98,54 @@ import PulseSystem
         #expect(try f.left() == [shell])
     }
 
+    @Test("a period is counted once: with names of two zones interleaved (Kiritimati and Pago Pago, a day apart), --keep-daily 7 keeps the newest backup of each of the 7 newest days, where counting each change of day kept 3 days")
+    func periodsCountedOnce() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 2)
+        try FileManager.default.createDirectory(atPath: dir.file("d"), withIntermediateDirectories: false)
+        let hour = 3_600, noonNovember20 = 1_795_176_000
+        var made: [(epoch: Int, zone: String)] = (0..<6).map { (noonNovember20 + $0 * 24 * hour, "UTC") }
+        for step in 0..<6 { made.append((noonNovember20 + 6 * 24 * hour - 2 * hour + step * hour, step % 2 == 0 ? "Pacific/Kiritimati" : "Pacific/Pago_Pago")) }
+        var names: [String] = []
+        for (epoch, zone) in made {
+            // Named as export names a backup made then in that zone (export's own name is now's).
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: zone)
+            formatter.dateFormat = "yyyy-MM-dd-HHmm"
+            let name = "pulseloop-backup-\(formatter.string(from: Date(timeIntervalSince1970: TimeInterval(epoch)))).json.gz"
+            let result = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("d/" + name), "-q"], environment: ["SOURCE_DATE_EPOCH": String(epoch), "TZ": zone])
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            names.append(name)
+        }
+        // Days by name: 20…25 (UTC), then 27, 26, 27, 26, 27, 26 (Kiritimati is UTC+14, Pago Pago UTC−11).
+        #expect(names.map { String($0.dropFirst("pulseloop-backup-2026-11-".count).prefix(2)) } == ["20", "21", "22", "23", "24", "25", "27", "26", "27", "26", "27", "26"], "\(names)")
+        let planned = try CLI.run(["prune", dir.file("d"), "--keep-daily", "7", "--dry-run", "--json"], environment: ["TZ": "UTC"])
+        // The newest of day 26 (made last) and of day 27, then one of each of 25…21: only the
+        // 20th's and the older ones of 26 and 27 go.
+        #expect(Set(Self.kept(planned)) == Set([names[11], names[10]] + names[1...5]), "\(planned.stdout)")
+        #expect(Set(planned.json["removed"] as? [String] ?? []) == Set([names[0]] + names[6...9]), "\(planned.stdout)")
+    }
+
+    @Test("an export of a backup under a SOURCE_DATE_EPOCH more than five minutes from now warns that prune dates it by that time; not within five minutes, not to standard output, not under another name")
+    func sourceDateEpochWarning() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("s"), days: 2)
+        try FileManager.default.createDirectory(atPath: dir.file("d"), withIntermediateDirectories: false)
+        let now = Int(Date().timeIntervalSince1970)
+        for (epoch, output, warns) in [(now - 3_600, dir.file("d"), true), (now + 3 * 86_400, dir.file("d/pulseloop-backup-2026-01-01-0000.json.gz"), true),
+                                       (now - 60, dir.file("d"), false), (now - 3_600, dir.file("d/reproducible.json.gz"), false), (now - 3_600, "-", false)] {
+            let result = try CLI.run(["export", "--store", dir.file("s"), "-o", output, "-q"], environment: ["SOURCE_DATE_EPOCH": String(epoch)])
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            let warned = result.stderr.contains("warning: SOURCE_DATE_EPOCH sets the time this backup records to ")
+            #expect(warned == warns, "\(output) at \(epoch - now) s: \(result.stderr)")
+            if warns {
+                #expect(result.stderr.contains(epoch < now ? "60 minutes before now: prune dates backups by that time, so among the others this one counts as made then"
+                                                          : "3 days after now: prune dates backups by that time, so until then it keeps this one outside its policy"), "\(result.stderr)")
+            }
+        }
+    }
+
     @Test("a copy that lost the files' times is still ordered by the gzip header's time")
     func copiedFilesKeepTheirOrder() throws {
         let f = try Fixture()
