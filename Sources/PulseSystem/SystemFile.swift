@@ -115,7 +115,7 @@ public final class SystemFile {
     /// The refusal of a temporary directory that cannot hold a file without a name.
     package static func keepsRemovedFiles(_ directory: String, name: String) -> SystemError {
         SystemError(.io, "cannot create \(name) in \(directory): its file system cannot hold a file without a name "
-            + "(no O_TMPFILE, and a file removed while open is kept under another name, as FUSE does), so what is written there "
+            + "(no O_TMPFILE, and a file removed while open is kept under another name, as FUSE and NFS do), so what is written there "
             + "would stay on it; set TMPDIR (and SQLITE_TMPDIR) to a folder on a local disk")
     }
 
