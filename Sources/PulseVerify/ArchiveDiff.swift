@@ -289,7 +289,16 @@ struct DiffRecorder: ArchiveVisitor, HandleHolder {
         try add("documents", path.path, DocumentCoder.encode(document))
     }
 
+    /// A file whose bytes hold a JSON object is what an export of a store holding it writes as
+    /// a document (`DocumentClassifier`): compared by the same canonical content, so an archive
+    /// that carried it as a file is not told apart from its re-export (`verify --store` found
+    /// both the same, `diff` called it changed). Any other file by its bytes.
     mutating func visitDocumentFile(_ path: DocumentPath, contents: ArchiveBytes) throws {
-        try add("documents", path.path, contents)
+        if contents.count <= ArchiveLimits.standard.maxWholeValueBytes,
+           let node = DocumentClassifier.classify(path, bytes: try contents.collected()).node {
+            try add("documents", path.path, DocumentCoder.encode(node))
+        } else {
+            try add("documents", path.path, contents)
+        }
     }
 }

@@ -187,6 +187,38 @@ struct DiffTests {
         #expect(counts(result.json, "batterySamples") == [0, 0, 1])
     }
 
+    @Test("a JSON object carried as a document file is the document its re-export writes: no change against it; its content changed, or a file that is no JSON object, is compared as before")
+    func documentFileAsDocument() throws {
+        let dir = TemporaryDirectory()
+        var (_, archive) = try demoArchive(dir)
+        let path = "Splits/01ARZ3NDEKTSV4RRFFQ69G5FAV.json"
+        func file(_ text: String) -> [String: Any] { ["path": path, "base64": Data(text.utf8).base64EncodedString()] }
+        // Keys out of the canonical order: the store keeps these bytes, and its export writes
+        // them as a document with its base64.
+        var files = archive.root["documentFiles"] as? [[String: Any]] ?? []
+        files.append(file(#"{"schemaVersion":3,"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV"}"#))
+        archive.root["documentFiles"] = files
+        try archive.write(to: dir.file("carried.json"))
+        let imported = try CLI.run(["import", dir.file("carried.json"), "--store", dir.file("s1"), "--no-backfill", "-q"])
+        #expect(imported.exitCode == 0, "\(imported.stderr)")
+        let exported = try CLI.run(["export", "--store", dir.file("s1"), "--compression", "none", "-o", dir.file("again.json"), "-q"])
+        #expect(exported.exitCode == 0, "\(exported.stderr)")
+        let again = try EditableArchive(dir.file("again.json"))
+        #expect((again.root["documents"] as? [[String: Any]] ?? []).contains { $0["path"] as? String == path }, "the export wrote it as a document")
+        let same = try diff([dir.file("carried.json"), dir.file("again.json"), "--exit-code", "--json"])
+        #expect(same.exitCode == 0 && same.json["identical"] as? Bool == true, "\(same.stdout) \(same.stderr)")
+        // Its content changed is a change; a file that is no JSON object is still its bytes.
+        for (text, changed) in [(#"{"schemaVersion":3,"id":"01ARZ3NDEKTSV4RRFFQ69G5FAW"}"#, true), ("not JSON", true)] {
+            var other = archive
+            var otherFiles = files
+            otherFiles[otherFiles.count - 1] = file(text)
+            other.root["documentFiles"] = otherFiles
+            try other.write(to: dir.file("other.json"))
+            let result = try diff([dir.file("other.json"), dir.file("again.json"), "--exit-code", "--json"])
+            #expect((result.exitCode == 1) == changed && counts(result.json, "documents") == [0, 0, 1], "\(text): \(result.stdout)")
+        }
+    }
+
     @Test("an Android-dialect archive and the same data in the app's dialect: no differences; changes are reported by the app's table keys")
     func acrossDialects() throws {
         let dir = TemporaryDirectory()
