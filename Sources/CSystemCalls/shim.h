@@ -23,13 +23,14 @@ extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char
 #endif
 
 /// Renames `from` to `to` unless `to` exists, in one step: Linux renameat2(RENAME_NOREPLACE),
-/// Apple renamex_np(RENAME_EXCL). -1 with errno EEXIST when `to` exists; EINVAL, ENOSYS or
+/// Apple renameatx_np(RENAME_EXCL). -1 with errno EEXIST when `to` exists; EINVAL, ENOSYS or
 /// ENOTSUP when the file system or system cannot do it.
-static inline int pulse_rename_noreplace(const char *from, const char *to) {
+/// Both names are taken relative to `directory` (a descriptor of a folder, or AT_FDCWD).
+static inline int pulse_rename_noreplace(int directory, const char *from, const char *to) {
 #if defined(__linux__)
-    return renameat2(AT_FDCWD, from, AT_FDCWD, to, 1u /* RENAME_NOREPLACE */);
+    return renameat2(directory, from, directory, to, 1u /* RENAME_NOREPLACE */);
 #elif defined(__APPLE__)
-    return renamex_np(from, to, RENAME_EXCL);
+    return renameatx_np(directory, from, directory, to, RENAME_EXCL);
 #else
     errno = ENOSYS;
     return -1;

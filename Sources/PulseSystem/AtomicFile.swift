@@ -11,6 +11,13 @@ public final class AtomicFile {
     public let targetPath: String
     public let temporaryPath: String
     public let file: SystemFile
+    /// The folder, opened once: the partial file is made in it and every later step (the
+    /// commit, the removal) names entries relative to it, so a folder swapped for a link while
+    /// the file is written is not followed. (Through its path, an export once committed a file
+    /// planted in the link's folder, exit 0, and left the archive behind as a partial file.)
+    private let directory: Int32
+    private let targetName: String
+    private let temporaryName: String
     private let replacesExisting: Bool
     private let announced: Bool
     private var committed = false
@@ -29,32 +36,51 @@ public final class AtomicFile {
         self.targetPath = targetPath
         self.replacesExisting = replacesExisting
         self.announced = announced
-        let directory = Self.directory(of: targetPath)
+        let folder = Self.directory(of: targetPath)
         let name = targetPath.split(separator: "/").last.map(String.init) ?? targetPath
+        targetName = name
         // First: a killed commit's placeholder at this very name is not the user's file.
-        Self.removeAbandonedPartials(in: directory)
+        Self.removeAbandonedPartials(in: folder)
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw SystemError(.io, "cannot create \(targetPath): \(errnoText())") }
+        self.directory = directory
         // lstat, not access: a link there (dangling too) is a file of that name, refused now
         // rather than after the work, when the commit would find the name taken.
         var info = stat()
-        let found = lstat(targetPath, &info) == 0
-        // A name the file system cannot hold is refused now, not by the commit after the work.
-        if !found && errno == ENAMETOOLONG {
-            throw SystemError(.io, "cannot create \(targetPath): \(errnoText())")
+        let found = fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0
+        let failure = errno
+        do {
+            // A name the file system cannot hold is refused now, not by the commit after the work.
+            if !found && failure == ENAMETOOLONG {
+                errno = failure
+                throw SystemError(.io, "cannot create \(targetPath): \(errnoText())")
+            }
+            if !replacesExisting && found {
+                throw SystemError(.alreadyExists, "\(targetPath) already exists")
+            }
+        } catch {
+            _ = close(directory)
+            throw error
         }
-        if !replacesExisting && found {
-            throw SystemError(.alreadyExists, "\(targetPath) already exists")
-        }
-        let temporaryPath = directory + "/" + PrivateFiles.temporaryName(beside: name, suffix: "\(Self.partialMarker)\(getpid())")
+        let temporaryName = PrivateFiles.temporaryName(beside: name, suffix: "\(Self.partialMarker)\(getpid())")
+        self.temporaryName = temporaryName
+        let temporaryPath = folder + "/" + temporaryName
         self.temporaryPath = temporaryPath
-        _ = unlink(temporaryPath)
-        self.file = try InterruptCleanup.registering {
-            (try SystemFile.createExclusive(temporaryPath, reportedAs: targetPath), path: temporaryPath)
+        _ = unlinkat(directory, temporaryName, 0)
+        do {
+            self.file = try InterruptCleanup.registering {
+                (try SystemFile.createExclusive(temporaryName, in: directory, path: temporaryPath, reportedAs: targetPath), path: temporaryPath)
+            }
+        } catch {
+            _ = close(directory)
+            throw error
         }
         liveLock = LiveEntry.hold(temporaryPath)
     }
 
     deinit {
-        if !committed { _ = unlink(temporaryPath) }
+        if !committed { _ = unlinkat(directory, temporaryName, 0) }
+        _ = close(directory)
         LiveEntry.release(liveLock)
         InterruptCleanup.unregister(temporaryPath)
     }
@@ -75,17 +101,20 @@ public final class AtomicFile {
         // interrupted command leaves the whole file with its announcement, or nothing.
         try InterruptCleanup.keeping([temporaryPath]) {
             if replacesExisting {
-                guard rename(temporaryPath, targetPath) == 0 else {
+                guard renameat(directory, temporaryName, directory, targetName) == 0 else {
                     throw SystemError(.io, "cannot create \(targetPath): \(errnoText())")
                 }
             } else {
                 // Never replace someone else's file: each primitive fails if the name is taken.
+                // The alternatives are names in the same folder.
                 var names = alternatives.makeIterator()
-                while try NoReplaceMove.move(temporaryPath, to: committedPath) == .targetExists {
+                var committedName = targetName
+                while try NoReplaceMove.move(temporaryName, to: committedName, in: directory, shown: committedPath) == .targetExists {
                     guard let next = names.next() else {
                         throw SystemError(.alreadyExists, "\(committedPath) already exists (it appeared while this file was written, and is left as it is)")
                     }
                     committedPath = next
+                    committedName = next.split(separator: "/").last.map(String.init) ?? next
                 }
             }
             committed = true
@@ -93,11 +122,7 @@ public final class AtomicFile {
         }
         LiveEntry.release(liveLock)
         liveLock = nil
-        let directory = open(Self.directory(of: targetPath), O_RDONLY | O_CLOEXEC)
-        if directory >= 0 {
-            _ = fsync(directory)
-            _ = close(directory)
-        }
+        _ = fsync(directory)
         return committedPath
     }
 

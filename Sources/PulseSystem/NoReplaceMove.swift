@@ -35,27 +35,32 @@ package enum NoReplaceMove {
 
     /// Moves the complete file `source` to `target` unless something is at `target`.
     /// - Throws: `SystemError(.io)` naming `target` when the file system refuses all three.
-    package static func move(_ source: String, to target: String) throws(SystemError) -> Outcome {
-        switch hardLink(source, to: target) {
+    /// - Parameters:
+    ///   - directory: the folder both names are in, as a descriptor (`AT_FDCWD`: the names are
+    ///     paths): a folder swapped for a link meanwhile is not followed.
+    ///   - shown: what messages and the interruption's cleanup call the target (its path).
+    package static func move(_ source: String, to target: String, in directory: Int32 = AT_FDCWD, shown: String? = nil) throws(SystemError) -> Outcome {
+        let shown = shown ?? target
+        switch hardLink(source, to: target, in: directory) {
         case .linked:
-            _ = unlink(source)
+            _ = unlinkat(directory, source, 0)
             return .moved(by: .link)
         case .targetExists:
             return .targetExists
         case .failed(let failure):
-            throw failed(target, failure)
+            throw failed(shown, failure)
         case .unsupported:
             break
         }
-        switch TestRefusal.refuses(.renameNoReplace) ? .unsupported(errno: EINVAL) : SystemCalls.renameNoReplace(source, target) {
+        switch TestRefusal.refuses(.renameNoReplace) ? .unsupported(errno: EINVAL) : SystemCalls.renameNoReplace(source, target, in: directory) {
         case .renamed:
             return .moved(by: .renameNoReplace)
         case .targetExists:
             return .targetExists
         case .failed(let failure):
-            throw failed(target, failure)
+            throw failed(shown, failure)
         case .unsupported:
-            return try moveThroughPlaceholder(source, to: target)
+            return try moveThroughPlaceholder(source, to: target, in: directory, shown: shown)
         }
     }
 
@@ -69,9 +74,9 @@ package enum NoReplaceMove {
     }
 
     /// A second name for `source`, unless `target` exists.
-    package static func hardLink(_ source: String, to target: String) -> Link {
+    package static func hardLink(_ source: String, to target: String, in directory: Int32 = AT_FDCWD) -> Link {
         if TestRefusal.refuses(.link) { return .unsupported(errno: EPERM) }
-        if link(source, target) == 0 { return .linked }
+        if linkat(directory, source, directory, target, 0) == 0 { return .linked }
         let failure = errno
         switch failure {
         case EEXIST: return .targetExists
@@ -93,12 +98,12 @@ package enum NoReplaceMove {
     }
 
     /// Whether the file at `path` is the placeholder for `source` (read without following links).
-    package static func isPlaceholder(_ path: String, for source: String) -> Bool {
+    package static func isPlaceholder(_ path: String, for source: String, in directory: Int32 = AT_FDCWD) -> Bool {
         let expected = placeholderText(for: source)
         // Looked at before it is opened: no device or FIFO of the folder is ever opened.
         var named = stat()
-        guard lstat(path, &named) == 0, named.st_mode & S_IFMT == S_IFREG, Int(named.st_size) == expected.count else { return false }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fstatat(directory, path, &named, AT_SYMLINK_NOFOLLOW) == 0, named.st_mode & S_IFMT == S_IFREG, Int(named.st_size) == expected.count else { return false }
+        let fd = openat(directory, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return false }
         defer { _ = close(fd) }
         var info = stat()
@@ -108,18 +113,18 @@ package enum NoReplaceMove {
         return n == expected.count && Array(bytes[0..<n]) == expected
     }
 
-    private static func moveThroughPlaceholder(_ source: String, to target: String) throws(SystemError) -> Outcome {
+    private static func moveThroughPlaceholder(_ source: String, to target: String, in directory: Int32, shown: String) throws(SystemError) -> Outcome {
         let text = placeholderText(for: source)
         // Made and registered as one step for an interruption, which then removes it.
         let fd: Int32 = InterruptCleanup.uninterrupted {
-            let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            let fd = openat(directory, target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else { return -errno }
-            InterruptCleanup.register(target)
+            InterruptCleanup.register(shown)
             return fd
         }
         guard fd >= 0 else {
             if -fd == EEXIST { return .targetExists }
-            throw failed(target, -fd)
+            throw failed(shown, -fd)
         }
         // The file made here, known by its device and inode: a write that fails (a full stick)
         // leaves it empty or cut, no longer the placeholder's line, and it must go all the same.
@@ -133,31 +138,32 @@ package enum NoReplaceMove {
         _ = close(fd)
         guard written else {
             var now = stat()
-            if identified, lstat(target, &now) == 0, now.st_dev == made.st_dev, now.st_ino == made.st_ino, now.st_size <= off_t(text.count) {
-                _ = unlink(target)
-                InterruptCleanup.unregister(target)
+            if identified, fstatat(directory, target, &now, AT_SYMLINK_NOFOLLOW) == 0, now.st_dev == made.st_dev, now.st_ino == made.st_ino,
+               now.st_size <= off_t(text.count) {
+                _ = unlinkat(directory, target, 0)
+                InterruptCleanup.unregister(shown)
             } else {
-                removePlaceholder(target, for: source)
+                removePlaceholder(target, for: source, in: directory, shown: shown)
             }
-            throw failed(target, failure)
+            throw failed(shown, failure)
         }
         TestPausePoint.reached("commit.placeholder")
         let renamed: Int32 = InterruptCleanup.uninterrupted {
             // Only our placeholder is there (made exclusively above): this replaces nothing else.
-            guard rename(source, target) == 0 else { return errno }
-            InterruptCleanup.unregister(target)
+            guard renameat(directory, source, directory, target) == 0 else { return errno }
+            InterruptCleanup.unregister(shown)
             return 0
         }
         guard renamed == 0 else {
-            removePlaceholder(target, for: source)
-            throw failed(target, renamed)
+            removePlaceholder(target, for: source, in: directory, shown: shown)
+            throw failed(shown, renamed)
         }
         return .moved(by: .placeholder)
     }
 
-    private static func removePlaceholder(_ target: String, for source: String) {
-        if isPlaceholder(target, for: source) { _ = unlink(target) }
-        InterruptCleanup.unregister(target)
+    private static func removePlaceholder(_ target: String, for source: String, in directory: Int32, shown: String) {
+        if isPlaceholder(target, for: source, in: directory) { _ = unlinkat(directory, target, 0) }
+        InterruptCleanup.unregister(shown)
     }
 
     private static func failed(_ target: String, _ failure: Int32) -> SystemError {

@@ -18,9 +18,9 @@ package enum SystemCalls {
     }
 
     /// Renames `from` to `to` in one step unless `to` exists (Linux `renameat2(RENAME_NOREPLACE)`,
-    /// Apple `renamex_np(RENAME_EXCL)`).
-    package static func renameNoReplace(_ from: String, _ to: String) -> NoReplaceRename {
-        if pulse_rename_noreplace(from, to) == 0 { return .renamed }
+    /// Apple `renameatx_np(RENAME_EXCL)`), both relative to `directory` (a folder's descriptor).
+    package static func renameNoReplace(_ from: String, _ to: String, in directory: Int32 = AT_FDCWD) -> NoReplaceRename {
+        if pulse_rename_noreplace(directory, from, to) == 0 { return .renamed }
         let failure = errno
         switch failure {
         case EEXIST: return .targetExists

@@ -38,7 +38,14 @@ public final class SystemFile {
     /// Creates a new file that must not exist yet, readable and writable by its owner only.
     /// - Parameter name: the path a failure names, when `path` is a temporary name for it.
     public static func createExclusive(_ path: String, reportedAs name: String? = nil) throws -> SystemFile {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        try createExclusive(path, in: AT_FDCWD, path: path, reportedAs: name)
+    }
+
+    /// `createExclusive` of `entry` in the folder open as `directory`: the folder the file
+    /// goes into stays the one opened, whatever its path names meanwhile.
+    /// - Parameter path: what the file's messages call it.
+    package static func createExclusive(_ entry: String, in directory: Int32, path: String, reportedAs name: String? = nil) throws -> SystemFile {
+        let fd = openat(directory, entry, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw SystemError(.io, "cannot create \(name ?? path): \(errnoText())") }
         _ = fchmod(fd, 0o600)
         return SystemFile(path: path, fd: fd)
@@ -149,8 +156,13 @@ public final class SystemFile {
                 throw SystemError(.io, "cannot write \(path): \(errnoText())")
             }
             offset += n
+            written += Int64(n)
         }
     }
+
+    /// The bytes `write(_:)` has handed to the system, a write that failed part way included:
+    /// what a reader at the other end of a pipe received.
+    public private(set) var written: Int64 = 0
 
     /// Writes `bytes` at `offset`, leaving the file position alone.
     public func write(_ bytes: [UInt8], at offset: Int64) throws {

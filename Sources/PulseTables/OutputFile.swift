@@ -15,7 +15,7 @@ final class OutputFile {
     ///   never through a link: `O_CREAT|O_EXCL`).
     init(directory: String, name: String) throws {
         self.name = name
-        file = try SystemFile.createExclusive("\(directory)/\(name)", reportedAs: name)
+        file = try SystemFile.createExclusive("\(directory)/\(name)", reportedAs: "\(name) in \(directory)")
     }
 
     /// Appends to the buffer with `body`, writing it out once it is full.

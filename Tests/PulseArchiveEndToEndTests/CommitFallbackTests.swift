@@ -233,6 +233,24 @@ struct CommitFallbackTests {
 
     /// Runs `arguments` until it stops itself at `pause`, runs `meanwhile`, lets it go on and
     /// waits for its end. Every wait ends: the process stops at the point or exits.
+    @Test("the folder an export writes into swapped for a link to another before its commit: the archive is committed in the folder it was opened in, and nothing in the other (a file planted there under the partial file's name was committed as the archive, exit 0)")
+    func folderSwappedForALink() throws {
+        let dir = TemporaryDirectory()
+        try Self.demo(dir.file("store"), seed: 11)
+        for folder in ["w", "other"] { try FileManager.default.createDirectory(atPath: dir.file(folder), withIntermediateDirectories: false) }
+        let result = try Self.paused(["export", "--store", dir.file("store"), "-o", dir.file("w/x.json.gz"), "-q"], at: "commit:1", environment: [:]) {
+            let partial = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.file("w")).first { $0.contains(".partial-") })
+            dir.write("other/" + partial, "decoy")
+            try FileManager.default.moveItem(atPath: dir.file("w"), toPath: dir.file("w.real"))
+            try FileManager.default.createSymbolicLink(atPath: dir.file("w"), withDestinationPath: dir.file("other"))
+        }
+        #expect(result.reached && result.exitCode == 0, "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("w.real")) == ["x.json.gz"])
+        #expect(!FileManager.default.fileExists(atPath: dir.file("other/x.json.gz")), "the commit followed the link")
+        let check = try CLI.run(["verify", dir.file("w.real/x.json.gz"), "-q"])
+        #expect(check.exitCode == 0, "\(check.stderr)")
+    }
+
     static func paused(_ arguments: [String], at pause: String, environment: [String: String],
                        meanwhile: () throws -> Void) throws -> Paused {
         let process = CLI.process(arguments, environment: environment.merging([KillPoints.variable: pause]) { $1 })
