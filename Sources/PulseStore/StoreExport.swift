@@ -103,8 +103,12 @@ extension PulseStore {
             let output = try sealing?(counter, archive.size()) ?? counter
             try archive.copy(to: output)
             try output.finish()
-        } catch let error as SystemError where counter.count > 0 {
-            throw SystemError(error.kind, "\(error.message); standard output received \(counter.count) bytes, part of the archive: what read them holds an incomplete archive; discard it")
+        } catch let error as SystemError {
+            // The bytes the system took, not those handed to the sink: `> /dev/full` took none
+            // of the megabyte whose write failed.
+            let received = (sink as? FileSink)?.bytesWritten ?? counter.count
+            guard received > 0 else { throw error }
+            throw SystemError(error.kind, "\(error.message); standard output received \(received) bytes, part of the archive: what read them holds an incomplete archive; discard it")
         }
         return counter.count
     }

@@ -73,6 +73,12 @@ struct PipeTests {
         // The reader got part of an archive, and the message says so.
         #expect(result.stdout.contains("part of the archive: what read them holds an incomplete archive"), "\(result.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("tmp")).isEmpty)
+        // The count is what the system took: /dev/full took nothing of the megabyte whose write
+        // failed (it said "received 1048576 bytes"); a pipe read 100 bytes took a pipe's worth.
+        let full = try CLI.shell("TMPDIR=\"$PWD/tmp\" \"$PA\" export --store s -o - >/dev/full 2>err.txt; echo $?; cat err.txt", in: dir.path)
+        #expect(full.stdout.hasPrefix("1\n") && full.stdout.contains("No space left on device") && !full.stdout.contains("received"), "\(full.stdout)")
+        let counted = try #require(result.stdout.split(separator: " ").firstIndex(of: "received").map { Int(result.stdout.split(separator: " ")[$0 + 1]) ?? 0 })
+        #expect(counted > 0 && counted < 1 << 20, "\(result.stdout)")
     }
 
     @Test("an argument that is not UTF-8 is refused, exit 64, the byte shown: read repaired (U+FFFD) it named another file, and verify passed a sound look-alike of a cut archive")

@@ -17,8 +17,10 @@ public final class FileSink: RewritableSink {
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         TestPausePoint.reached("write")
+        // What went out counts when the write fails part way (a reader that went away).
+        let before = file.written
+        defer { bytesWritten += file.written - before }
         try file.write(bytes)
-        bytesWritten += Int64(bytes.count)
     }
 
     public func finish() throws {}
