@@ -36,22 +36,15 @@ static inline int pulse_sqlite3_define_double_bits(sqlite3 *db) {
                                       0, pulse_sqlite3_double_bits, 0, 0, 0);
 }
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-// glibc defines O_TMPFILE only under _GNU_SOURCE, which the module does not set. The value is
-// the kernel's generic one (x86-64, arm64 and most others).
-#if defined(__linux__) && !defined(O_TMPFILE)
-#define O_TMPFILE (020000000 | O_DIRECTORY)
-#endif
 
 /// SQLite's default VFS with one change: the files it deletes on close (the spill of an unnamed
 /// database, a sort's run, a statement journal). Its unix VFS names such a file in the
 /// temporary directory and unlinks it right after creating it, so a process killed in between
 /// (SIGKILL, which nothing can hold off) leaves it there, where nothing ever removes it. Here,
-/// on Linux, the file is created without a name (O_TMPFILE) in the directory SQLite would have
+/// on Linux, the file is created without a name (`openUnnamed`: O_TMPFILE) in the directory SQLite would have
 /// used, and read and written through the few methods below (no locks: nothing else can reach
 /// it). Where that cannot be (a file system without O_TMPFILE, another system), the unix VFS
 /// creates it as before, between `hold` and `release`: the caller's hold is the lock an
@@ -69,6 +62,8 @@ struct pulse_sqlite3_vfs {
     /// Nonzero for a directory whose file system keeps a file removed while open (FUSE): the
     /// unix VFS's way would leave its files there, and fail to read them back.
     int (*keepsRemovedFiles)(const char *directory);
+    /// A new file without a name in `directory` (the caller's `O_TMPFILE`), or -1.
+    int (*openUnnamed)(const char *directory);
 };
 
 /// A temporary file without a name: its descriptor.
@@ -203,12 +198,10 @@ static const sqlite3_io_methods pulse_sqlite3_unnamed_methods = {
 };
 
 /// A new file without a name in the temporary directory, or -1 where there is none.
-static inline int pulse_sqlite3_open_unnamed_temporary(void) {
-#if defined(__linux__)
+static inline int pulse_sqlite3_open_unnamed_temporary(struct pulse_sqlite3_vfs *self) {
     const char *directory = pulse_sqlite3_temporary_directory();
     if (directory == 0) return -1;
-    int descriptor;
-    do { descriptor = open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600); } while (descriptor < 0 && errno == EINTR);
+    int descriptor = self->openUnnamed(directory);
     // Standard input, output or error was closed: a stray write to it would land in the
     // file. The unix VFS knows how to plug that hole.
     if (descriptor >= 0 && descriptor <= 2) {
@@ -216,9 +209,6 @@ static inline int pulse_sqlite3_open_unnamed_temporary(void) {
         return -1;
     }
     return descriptor;
-#else
-    return -1;
-#endif
 }
 
 static int pulse_sqlite3_vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file, int flags, int *outFlags) {
@@ -226,7 +216,7 @@ static int pulse_sqlite3_vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlit
     sqlite3_vfs *underlying = self->underlying;
     if (!(flags & SQLITE_OPEN_DELETEONCLOSE)) return underlying->xOpen(underlying, name, file, flags, outFlags);
     self->hold();
-    int unnamed = name == 0 ? pulse_sqlite3_open_unnamed_temporary() : -1;
+    int unnamed = name == 0 ? pulse_sqlite3_open_unnamed_temporary(self) : -1;
     int status;
     if (unnamed >= 0) {
         struct pulse_sqlite3_unnamed_file *opened = (struct pulse_sqlite3_unnamed_file *)file;
@@ -252,7 +242,7 @@ static int pulse_sqlite3_vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlit
 /// functions see what they expect; its open receives its own structure, and each file has
 /// room for the larger of the two kinds of file.
 static inline int pulse_sqlite3_register_vfs(void *storage, void (*hold)(void), void (*release)(void),
-                                             int (*keepsRemovedFiles)(const char *directory)) {
+                                             int (*keepsRemovedFiles)(const char *directory), int (*openUnnamed)(const char *directory)) {
     struct pulse_sqlite3_vfs *self = (struct pulse_sqlite3_vfs *)storage;
     sqlite3_vfs *underlying = sqlite3_vfs_find(0);
     if (underlying == 0) return SQLITE_ERROR;
@@ -265,6 +255,7 @@ static inline int pulse_sqlite3_register_vfs(void *storage, void (*hold)(void), 
     self->hold = hold;
     self->release = release;
     self->keepsRemovedFiles = keepsRemovedFiles;
+    self->openUnnamed = openUnnamed;
     return sqlite3_vfs_register(&self->vfs, 1);
 }
 #endif

@@ -46,6 +46,13 @@ public final class SQLiteDatabase: HandleHolder {
             InterruptCleanup.endHoldOff()
         }, { directory in
             directory.map { SystemCalls.isFUSE(String(cString: $0)) ? 1 : 0 } ?? 0
+        }, { directory in
+            guard let directory else { return -1 }
+            let path = String(cString: directory)
+            while true {
+                if let fd = SystemCalls.openUnnamed(in: path) { return fd }
+                if errno != EINTR { return -1 }
+            }
         })
         return true
     }()
