@@ -27,6 +27,7 @@ import Darwin
 /// `import.committed` (the store's transaction committed, the document swap not yet done),
 /// `attachment.piece` (each piece of a large attachment written into a database: staging, then
 /// the store's transaction),
+/// `export.name` (`export -o DIR/` found a free name, its partial file not yet made),
 /// `commit` (an `AtomicFile` complete and flushed, before it takes its name),
 /// `commit.placeholder` (`NoReplaceMove`'s placeholder made, the file not yet renamed over it),
 /// `sqlite.temporary` (SQLite about to create a temporary file, an interruption held off),

@@ -251,6 +251,33 @@ struct CommitFallbackTests {
         #expect(check.exitCode == 0, "\(check.stderr)")
     }
 
+    @Test("export -o DIR/: a file that takes the free name it found before its partial file is made (a concurrent export's commit; 20 at once into a vfat folder failed up to 13 of them) sends it to the next name, exit 0, the other file kept")
+    func nameTakenBeforeThePartialFile() throws {
+        let dir = TemporaryDirectory()
+        try Self.demo(dir.file("store"), seed: 12)
+        try FileManager.default.createDirectory(atPath: dir.file("w"), withIntermediateDirectories: false)
+        // The name is of the minute the export looked (its own clock): this one's or the last.
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd-HHmm"
+        var taken: [String] = []
+        let result = try Self.paused(["export", "--store", dir.file("store"), "-o", dir.file("w") + "/"], at: "export.name:1", environment: ["TZ": "UTC"]) {
+            taken = Set([Date(), Date().addingTimeInterval(-60)].map { "pulseloop-backup-\(formatter.string(from: $0)).json.gz" }).sorted()
+            for name in taken { dir.write("w/" + name, "a concurrent export's archive") }
+        }
+        #expect(result.reached && result.exitCode == 0, "\(result.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.file("w"))
+        let written = names.filter { !taken.contains($0) }
+        #expect(written.count == 1 && written[0].hasSuffix("-2.json.gz"), "\(names)")
+        for name in taken {
+            #expect(String(decoding: FileBytes.read(dir.file("w/" + name)), as: UTF8.self) == "a concurrent export's archive")
+        }
+        #expect(result.stdout.contains(written.first ?? "?"), "\(result.stdout)")
+        let check = try CLI.run(["verify", dir.file("w/" + (written.first ?? "?")), "-q"])
+        #expect(check.exitCode == 0, "\(check.stderr)")
+    }
+
     static func paused(_ arguments: [String], at pause: String, environment: [String: String],
                        meanwhile: () throws -> Void) throws -> Paused {
         let process = CLI.process(arguments, environment: environment.merging([KillPoints.variable: pause]) { $1 })
