@@ -40,7 +40,13 @@ struct Console {
         try result(text, to: STDERR_FILENO, name: "standard error")
     }
 
+    /// Whether a result went (or began to go) to standard output: a command that fails after
+    /// it adds no second report there (`--json` promises one object).
+    static var wroteResult: Bool { resultStarted.withLock { $0 } }
+    private static let resultStarted = Locked(false)
+
     private func result(_ text: String, to descriptor: Int32, name: String, escaped: Bool = true) throws {
+        if descriptor == STDOUT_FILENO { Self.resultStarted.withLock { $0 = true } }
         let done = "the command's work is done and stands; only this report is lost"
         // Closed at the start and held by /dev/null since (`StandardStreams`): the report
         // would vanish there, while the caller is owed a failure as for any stream that

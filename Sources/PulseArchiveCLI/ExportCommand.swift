@@ -209,6 +209,12 @@ struct ExportCommand: Subcommand {
         return "pulseloop-backup-\(formatter.string(from: date))"
     }
 
+    /// None with `-o -`: standard output is the archive's (its `--json` goes to standard error,
+    /// where the `Error:` line says the same).
+    static func failureReport(_ message: String, arguments: ParsedArguments) -> JSONReport? {
+        arguments.value("--output") == "-" ? nil : .object([("ok", .bool(false)), ("error", .string(message))])
+    }
+
     func run() throws -> Int32 {
         console.announceUpgrade(of: store, quiet: quiet)
         let progress = ProgressLine("Exporting", console: console, quiet: quiet)

@@ -154,8 +154,10 @@ public enum PulseArchiveCommand {
             return usageFailure("Unknown subcommand '\(first)'", usage: "pulse-archive <subcommand>", helpCommand: "pulse-archive --help", console)
         }
         let spec = command.spec
+        var parsedArguments: ParsedArguments?
         do {
             let parsed = try ParsedArguments(Array(arguments.dropFirst()), spec: spec)
+            parsedArguments = parsed
             if parsed.wantsHelp {
                 try console.out(spec.helpText)
                 return 0
@@ -166,7 +168,11 @@ public enum PulseArchiveCommand {
             return usageFailure(error.message, usage: spec.usage, helpCommand: "pulse-archive \(spec.name) --help", console)
         } catch {
             // The library's message, and what to do in this tool's terms.
-            InterruptCleanup.reporting { console.err("Error: " + ShownText.oneLine(ErrorAdvice.message(error, command: spec.name))) }
+            let message = ShownText.oneLine(ErrorAdvice.message(error, command: spec.name))
+            if let parsed = parsedArguments, parsed.flag("--json"), !Console.wroteResult, let report = command.failureReport(message, arguments: parsed) {
+                try? console.out(report.text)
+            }
+            InterruptCleanup.reporting { console.err("Error: " + message) }
             return 1
         }
     }

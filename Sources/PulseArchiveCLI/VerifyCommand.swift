@@ -51,6 +51,18 @@ struct VerifyCommand: Subcommand {
         return report.ok ? 0 : 1
     }
 
+    /// The report's keys when verify could not run to its end (the machine, the store, a key
+    /// file), the error as its one problem: a job reading `.problems[]` reads why, and `error`
+    /// tells it from a damaged archive.
+    static func failureReport(_ message: String, arguments: ParsedArguments) -> JSONReport? {
+        .object([
+            ("ok", .bool(false)), ("error", .string(message)),
+            ("problems", .array([.object([("severity", .string("error")), ("table", .null), ("message", .string(message))])])),
+            ("tables", .counts([:])), ("tablesComplete", .bool(false)), ("errors", .int(1)), ("warnings", .int(0)),
+            ("omittedProblems", .counts([:])), ("roundTrip", .null), ("documents", .counts([:])),
+        ])
+    }
+
     static func json(_ report: VerifyReport) -> JSONReport {
         var members: [(String, JSONReport)] = [
             ("ok", .bool(report.ok)),

@@ -15,10 +15,11 @@ public final class SQLiteBlob {
         self.connection = connection
         let db = connection.checked
         var blob: OpaquePointer?
-        guard sqlite3_blob_open(db, schema, table, column, rowid, writable ? 1 : 0, &blob) == SQLITE_OK, let blob else {
+        let status = sqlite3_blob_open(db, schema, table, column, rowid, writable ? 1 : 0, &blob)
+        guard status == SQLITE_OK, let blob else {
             let message = String(cString: sqlite3_errmsg(db))
             if let blob { sqlite3_blob_close(blob) }
-            throw SQLiteError(.sqlite, "\(connection.path): cannot open \(schema).\(table).\(column) of row \(rowid) for \(writable ? "writing" : "reading"): \(message)")
+            throw SQLiteError(.of(status: status), "\(connection.path): cannot open \(schema).\(table).\(column) of row \(rowid) for \(writable ? "writing" : "reading"): \(message)")
         }
         handle = blob
         count = Int(sqlite3_blob_bytes(blob))
@@ -38,7 +39,7 @@ public final class SQLiteBlob {
 
     private func failed(_ status: Int32, _ what: String) throws(SQLiteError) {
         guard status == SQLITE_OK else {
-            throw SQLiteError(.sqlite, "\(connection.path): cannot \(what) a blob: \(String(cString: sqlite3_errstr(status)))")
+            throw SQLiteError(.of(status: status), "\(connection.path): cannot \(what) a blob: \(String(cString: sqlite3_errstr(status)))")
         }
     }
 

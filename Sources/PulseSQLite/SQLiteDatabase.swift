@@ -89,19 +89,21 @@ public final class SQLiteDatabase: HandleHolder {
         guard status == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "status \(status)"
             sqlite3_close(db)
-            throw SQLiteError(.sqlite, "cannot open the database \(path): \(message)")
+            throw SQLiteError(.of(status: status), "cannot open the database \(path): \(message)")
         }
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 5_000)
         guard pulse_sqlite3_disable_double_quoted_strings(db) == SQLITE_OK else {
             let message = String(cString: sqlite3_errmsg(db))
+            let kind = SQLiteErrorKind.of(status: sqlite3_extended_errcode(db))
             sqlite3_close(db)
-            throw SQLiteError(.sqlite, "cannot configure the connection to \(path): \(message)")
+            throw SQLiteError(kind, "cannot configure the connection to \(path): \(message)")
         }
         guard pulse_sqlite3_define_double_bits(db) == SQLITE_OK else {
             let message = String(cString: sqlite3_errmsg(db))
+            let kind = SQLiteErrorKind.of(status: sqlite3_extended_errcode(db))
             sqlite3_close(db)
-            throw SQLiteError(.sqlite, "cannot define double_bits on \(path): \(message)")
+            throw SQLiteError(kind, "cannot define double_bits on \(path): \(message)")
         }
         connection = SQLiteConnection(handle: db, path: path.isEmpty ? "a temporary database" : path)
     }
@@ -115,7 +117,7 @@ public final class SQLiteDatabase: HandleHolder {
     ///   cache spills.
     public static func unnamed(attachesReadOnly: Bool = false) throws(SQLiteError) -> SQLiteDatabase {
         if let directory = temporaryDirectory, SystemCalls.isFUSE(directory), !SystemCalls.makesUnnamedFiles(in: directory) {
-            throw SQLiteError(.sqlite, SystemFile.keepsRemovedFiles(directory, name: "a temporary database").message)
+            throw SQLiteError(.unavailable, SystemFile.keepsRemovedFiles(directory, name: "a temporary database").message)
         }
         return try SQLiteDatabase(path: "", create: true, attachesReadOnly: attachesReadOnly)
     }
@@ -149,6 +151,16 @@ public final class SQLiteDatabase: HandleHolder {
 
     /// Closes the connection now, finalizing the cached statements; later use fails. A
     /// statement still alive elsewhere is a programming error: it traps.
+    /// Closes the connection now unless a statement prepared outside the cache still holds it
+    /// (it then closes with the last of them): for an owner about to remove the database's
+    /// files, which needs the descriptor back first when the process has no other to spare.
+    public func closeIfUnused() {
+        guard connection.isOpen else { return }
+        owner.check()
+        statementCache.removeAll()
+        if connection.liveStatements == 0 { connection.close() }
+    }
+
     public func close() {
         guard connection.isOpen else { return }
         owner.check()
@@ -235,7 +247,7 @@ public final class SQLiteDatabase: HandleHolder {
         if status != SQLITE_OK {
             let message = error.map { String(cString: $0) } ?? errorMessage
             sqlite3_free(error)
-            throw SQLiteError(.sqlite, "\(path): \(Self.explained(message, status: status))")
+            throw SQLiteError(.of(status: status), "\(path): \(Self.explained(message, status: status))")
         }
     }
 

@@ -28,8 +28,9 @@ public final class SQLiteStatement {
         self.sql = sql
         let db = connection.checked
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
-            throw SQLiteError(.sqlite, "\(connection.path): cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
+        let status = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else {
+            throw SQLiteError(.of(status: status), "\(connection.path): cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
         }
         self.handle = statement
         connection.liveStatements += 1
@@ -50,7 +51,7 @@ public final class SQLiteStatement {
     private var errorMessage: String { String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))) }
 
     private func bound(_ status: Int32, _ what: String) throws(SQLiteError) {
-        guard status == SQLITE_OK else { throw SQLiteError(.sqlite, "\(connection.path): cannot bind \(what): \(errorMessage)") }
+        guard status == SQLITE_OK else { throw SQLiteError(.of(status: status), "\(connection.path): cannot bind \(what): \(errorMessage)") }
     }
 
     /// Resets the statement and clears nothing: the next binds replace the values.
@@ -97,7 +98,7 @@ public final class SQLiteStatement {
         case SQLITE_DONE: return false
         case let status:
             let unique = status == constraintUnique || status == constraintPrimaryKey
-            throw SQLiteError(unique ? .duplicateKey : .sqlite, "\(connection.path): \(SQLiteDatabase.explained(errorMessage, status: status))")
+            throw SQLiteError(unique ? .duplicateKey : .of(status: status), "\(connection.path): \(SQLiteDatabase.explained(errorMessage, status: status))")
         }
     }
 

@@ -33,7 +33,7 @@ public final class PulseStore {
     public static func open(_ directory: String, create: Bool) throws -> PulseStore {
         let path = directory + "/" + databaseFileName
         try StoreFiles.requireRegularFiles(in: directory)
-        if !StoreFiles.exists(path) {
+        if try !StoreFiles.databaseExists(in: directory, name: databaseFileName) {
             guard create else {
                 throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName))")
             }
@@ -185,7 +185,7 @@ public final class PulseStore {
     }
 
     private static func requireStore(_ directory: String) throws {
-        if !StoreFiles.exists(directory + "/" + databaseFileName) {
+        if try !StoreFiles.databaseExists(in: directory, name: databaseFileName) {
             throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName))")
         }
     }

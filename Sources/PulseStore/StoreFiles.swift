@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import PulseArchive
+import PulseSystem
 
 /// The files a store keeps beside its database, and the rules for touching them.
 ///
@@ -42,6 +43,18 @@ enum StoreFiles {
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
+    }
+
+    /// Whether the store in `directory` has its database: false only when the system says there
+    /// is no such file. A folder that cannot be looked into is said so (a store of another
+    /// user was reported as no store at all, with the advice to create one).
+    static func databaseExists(in directory: String, name: String) throws -> Bool {
+        var info = stat()
+        if lstat(directory + "/" + name, &info) == 0 { return true }
+        let failure = errno
+        if failure == ENOENT || failure == ENOTDIR { return false }
+        errno = failure
+        throw SystemError(.io, "cannot open the store at \(directory): \(errnoText())")
     }
 
     /// Whether the process may create files in `directory` (false on a read-only mount, an

@@ -1,20 +1,20 @@
 import Foundation
 
 /// A value behind a lock.
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private var value: Value
     private let lock = NSLock()
 
-    init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
+    package func withLock<R>(_ body: (inout Value) -> R) -> R {
         lock.lock()
         defer { lock.unlock() }
         return body(&value)
     }
 
     /// Runs `body` with the lock taken and never gives it back: for the last step of a process.
-    func holdForever(_ body: (inout Value) -> Void) {
+    package func holdForever(_ body: (inout Value) -> Void) {
         lock.lock()
         body(&value)
     }

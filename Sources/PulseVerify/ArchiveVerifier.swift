@@ -23,9 +23,13 @@ public enum ArchiveVerifier {
                               limits: ArchiveLimits = .standard, progress: ((ReadProgress) -> Void)? = nil) throws -> VerifyReport {
         var reader = ArchiveReader(input, limits: limits, progress: progress)
         reader.keepsRowText = true
-        guard let storeDirectory else { return try verify(reader, against: nil, timeZone: timeZone) }
-        return try PulseStore.withReadAccess(storeDirectory) { store in
-            try verify(reader, against: store, timeZone: timeZone)
+        do {
+            guard let storeDirectory else { return try verify(reader, against: nil, timeZone: timeZone) }
+            return try PulseStore.withReadAccess(storeDirectory) { store in
+                try verify(reader, against: store, timeZone: timeZone)
+            }
+        } catch where VerifyError.isMachines(error) {
+            throw VerifyError.couldNotFinish(error)
         }
     }
 
@@ -41,6 +45,10 @@ public enum ArchiveVerifier {
         let summary: ArchiveSummary
         do {
             summary = try reader.collectProblems(into: &visitor)
+        } catch let interrupted as ArchiveReader.Interrupted where VerifyError.isMachines(interrupted.error) {
+            // The scratch work failed (a run file, the temporary database), not the archive.
+            _ = worker.stop()
+            throw VerifyError.couldNotFinish(interrupted.error)
         } catch let interrupted as ArchiveReader.Interrupted {
             _ = worker.stop()
             report.add(errors: interrupted.problems)
@@ -75,7 +83,7 @@ public enum ArchiveVerifier {
         }
         for warning in summary.warnings { report.warning(warning.table, warning.message) }
         report.add(errors: checked.problems)
-        classifyDocuments(archiveTree, &report)
+        try classifyDocuments(archiveTree, &report)
 
         // 3. References: warnings, since the app keeps orphans.
         for problem in try checked.danglingReferences() + checked.crowdedReadinessDays(in: timeZone) { report.add(problem) }
@@ -120,11 +128,13 @@ public enum ArchiveVerifier {
         summary.formatVersion >= 2 || summary.rowsFound[ArchiveTable.readinessDailies.key] != nil
     }
 
-    private static func classifyDocuments(_ tree: DocumentTree, _ report: inout VerifyReport) {
+    private static func classifyDocuments(_ tree: DocumentTree, _ report: inout VerifyReport) throws {
         for path in tree.documents {
             let document: ClassifiedDocument
             do {
                 document = try tree.classify(path)
+            } catch where VerifyError.isMachines(error) {
+                throw error
             } catch {
                 report.error("documents", "\(path): cannot be read back: \(error)")
                 continue

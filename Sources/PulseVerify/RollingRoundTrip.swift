@@ -89,6 +89,8 @@ final class RollingRoundTrip {
         guard failure == nil else { return }
         do {
             try writer.add(row, to: table)
+        } catch where VerifyError.isMachines(error) {
+            throw error
         } catch {
             failure = "round trip: \(table.key)[\(index)] could not be restored: \(error)"
             return
@@ -200,6 +202,11 @@ final class RollingRoundTrip {
             let file = try PrivateFiles.unnamedFile("verify's round-trip copy")
             try ArchiveWriter.write(content, options: ArchiveWriterOptions(appVersion: "verify", exportedAt: 0, limits: limits), to: FileSink(file))
             try ArchiveReader(.openFile(file), limits: limits).read(into: &comparer)
+        } catch let error as ArchiveError where error.kind == .io {
+            // The copy is verify's own scratch file: failing to read it is the machine's doing.
+            throw VerifyError.couldNotFinish(error)
+        } catch where VerifyError.isMachines(error) {
+            throw error
         } catch {
             failure = "round trip: the restored \(content.extensionTable?.rawValue ?? "settings, attachments and documents") could not be exported and read back: \(error)"
             return

@@ -280,6 +280,12 @@ struct CommitFallbackTests {
 
     static func paused(_ arguments: [String], at pause: String, environment: [String: String],
                        meanwhile: () throws -> Void) throws -> Paused {
+        try paused(arguments, at: pause, environment: environment, meanwhileWithProcess: { _ in try meanwhile() })
+    }
+
+    /// `paused`, handing `meanwhile` the stopped process's id.
+    static func paused(_ arguments: [String], at pause: String, environment: [String: String],
+                       meanwhileWithProcess meanwhile: (Int32) throws -> Void) throws -> Paused {
         let process = CLI.process(arguments, environment: environment.merging([KillPoints.variable: pause]) { $1 })
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -289,7 +295,7 @@ struct CommitFallbackTests {
         var collected = read
         if reached {
             #expect(KillPoints.isStopped(process.processIdentifier), "the command wrote the pause line but did not stop within 60 s")
-            try meanwhile()
+            try meanwhile(process.processIdentifier)
             kill(process.processIdentifier, SIGCONT)
         }
         collected += err.fileHandleForReading.readDataToEndOfFile()

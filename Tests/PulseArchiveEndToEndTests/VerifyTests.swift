@@ -30,6 +30,57 @@ struct VerifyTests {
         }
     }
 
+    @Test("verify --json that cannot run (a temporary directory that does not exist, a missing store): one JSON object all the same, ok false, the reason in error and as the one problem, roundTrip null; Error: on stderr, exit 1 (stdout was empty)")
+    func cannotRunStillReports() throws {
+        let dir = TemporaryDirectory()
+        try CommitFallbackTests.demo(dir.file("store"), seed: 13)
+        let archive = dir.file("a.json.gz")
+        try #require(try CLI.run(["export", "--store", dir.file("store"), "-o", archive, "-q"]).exitCode == 0)
+        let runs = [
+            try CLI.run(["verify", archive, "--json"], environment: ["TMPDIR": dir.file("no-such-folder"), "SQLITE_TMPDIR": dir.file("no-such-folder")]),
+            try CLI.run(["verify", archive, "--store", dir.file("no-store"), "--json"]),
+        ]
+        for result in runs {
+            let error = try #require(result.json["error"] as? String, "stdout: \(result.stdout) stderr: \(result.stderr)")
+            #expect(result.exitCode == 1 && result.json["ok"] as? Bool == false && result.json["roundTrip"] is NSNull, "\(result.stdout)")
+            #expect((result.json["problems"] as? [[String: Any]])?.first?["message"] as? String == error, "\(result.stdout)")
+            #expect(result.stderr.hasPrefix("Error: ") && result.stderr.contains(error), "\(result.stderr)")
+        }
+        // A store that cannot be looked into is said so, not called missing (with the advice
+        // to create one): here a link that loops, as a store of another user is to this one.
+        #expect(symlink("loop", dir.file("loop")) == 0)
+        let looping = try CLI.run(["verify", archive, "--store", dir.file("loop")])
+        #expect(looping.exitCode == 1 && looping.stderr.contains("cannot open the store at \(dir.file("loop")): Too many levels of symbolic links")
+                && !looping.stderr.contains("there is no store"), "\(looping.stderr)")
+        // The same rule for the other commands' --json.
+        let inspect = try CLI.run(["inspect", dir.file("missing.json.gz"), "--json"])
+        #expect(inspect.exitCode == 1 && inspect.json["ok"] as? Bool == false && (inspect.json["error"] as? String)?.isEmpty == false, "\(inspect.stdout) \(inspect.stderr)")
+    }
+
+    @Test("the machine fails verify part way (no file can be opened any more, set on the paused process): 'verify could not finish', not a damaged archive or a round trip that does not hold; --json says it in error, roundTrip null")
+    func machineFailureIsNotTheArchives() throws {
+        let dir = TemporaryDirectory()
+        try CommitFallbackTests.demo(dir.file("store"), seed: 14)
+        let archive = dir.file("a.json.gz")
+        try #require(try CLI.run(["export", "--store", dir.file("store"), "-o", archive, "-q"]).exitCode == 0)
+        let result = try CommitFallbackTests.paused(["verify", archive, "--json"], at: "read:1", environment: [:]) { pid in
+            // The lowest free descriptor made the limit: the next open of any file fails (EMFILE).
+            let open = Set(try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap(Int.init))
+            let limit = (0...).first { !open.contains($0) }!
+            let prlimit = Process()
+            prlimit.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+            prlimit.arguments = ["--pid", String(pid), "--nofile=\(limit):\(limit)"]
+            try prlimit.run()
+            prlimit.waitUntilExit()
+            try #require(prlimit.terminationStatus == 0, "prlimit failed")
+        }
+        #expect(result.reached && result.exitCode == 1, "\(result.stderr)")
+        let json = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
+        #expect((json["error"] as? String ?? "").contains("verify could not finish"), "\(result.stdout)")
+        #expect(json["ok"] as? Bool == false && json["roundTrip"] is NSNull, "\(result.stdout)")
+        #expect(result.stderr.contains("Error: verify could not finish") && result.stderr.contains("Too many open files"), "\(result.stderr)")
+    }
+
     @Test("a file that cannot be opened: exit 1, the reason, and no empty table of rows")
     func unopenableFile() throws {
         let dir = TemporaryDirectory()
