@@ -29,9 +29,16 @@ final class StagingArea {
             try PrivateFiles.createDirectory(directory)
             return (directory, path: directory)
         }
-        try PrivateFiles.createDirectory(directory + "/archive")
-        try PrivateFiles.touch(directory + "/tables.sqlite")
-        self.database = try SQLiteDatabase(path: directory + "/tables.sqlite", create: false)
+        do {
+            try PrivateFiles.createDirectory(directory + "/archive")
+            try PrivateFiles.touch(directory + "/tables.sqlite")
+            self.database = try SQLiteDatabase(path: directory + "/tables.sqlite", create: false)
+        } catch {
+            // No deinit for an object not made: the directory goes here (it stayed beside the
+            // store when the process had no descriptor left for its database).
+            Self.remove(directory)
+            throw error
+        }
         try Self.prepare(database)
     }
 
@@ -42,7 +49,22 @@ final class StagingArea {
     }
 
     deinit {
-        if !retained { PrivateFiles.remove(directory) }
+        guard !retained else { return }
+        // Its descriptor first: a failure for want of descriptors (`ulimit -n`) left the
+        // directory behind, since emptying it needs one to list it.
+        database.closeIfUnused()
+        Self.remove(directory)
+    }
+
+    /// Removes a staging directory; where listing it fails (no descriptor left: the failure
+    /// that ended the import may be just that), by the names staging gives its own entries,
+    /// which needs none, so that at least an empty staging goes.
+    private static func remove(_ directory: String) {
+        PrivateFiles.remove(directory)
+        guard StoreFiles.exists(directory) else { return }
+        for name in ["tables.sqlite", "tables.sqlite-journal", "tables.sqlite-wal", "tables.sqlite-shm"] { _ = unlink(directory + "/" + name) }
+        for folder in ["archive", "tree"] { _ = rmdir(directory + "/" + folder) }
+        _ = rmdir(directory)
     }
 
     /// Rows staged per table (extension tables when they hold any).

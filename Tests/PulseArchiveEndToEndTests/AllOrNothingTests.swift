@@ -274,6 +274,38 @@ struct AllOrNothingTests {
         return store + "/backups/" + names.last!
     }
 
+    @Test("imports under every descriptor limit from 5 to 16 (--replace, --merge, into a new store): each either imports or leaves the store as it was, and never a staging beside it (a failure for want of a descriptor left it until the next command)")
+    func outOfDescriptorsLeavesNoStaging() throws {
+        let dir = TemporaryDirectory()
+        try CommitFallbackTests.demo(dir.file("other"), seed: 15)
+        try CommitFallbackTests.demo(dir.file("original"), seed: 16)
+        let archive = dir.file("other.json.gz"), before = dir.file("before.json.gz")
+        try #require(try CLI.run(["export", "--store", dir.file("other"), "-o", archive, "-q"]).exitCode == 0)
+        try #require(try CLI.run(["export", "--store", dir.file("original"), "-o", before, "-q"]).exitCode == 0)
+        var failures = 0
+        for limit in 5...16 {
+            for mode in ["--replace", "--merge", "new"] {
+                let store = dir.file("s-\(limit)\(mode)")
+                if mode != "new" { try CLI.shell("cp -a '\(dir.file("original"))' '\(store)'", expectingSuccess: true) }
+                let arguments = ["'\(archive)'", "--store", "'\(store)'", "--no-backfill", "-q"] + (mode == "new" ? [] : [mode])
+                let result = try CLI.shell("ulimit -n \(limit); exec \"$PA\" import " + arguments.joined(separator: " "))
+                let said = "ulimit -n \(limit), \(mode): exit \(result.exitCode): \(result.stderr)"
+                #expect(result.exitCode == 0 || result.exitCode == 1, "\(said)")
+                if result.exitCode == 1 { failures += 1 }
+                let left = ((try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []).filter { $0.hasPrefix(".staging") }
+                #expect(left.isEmpty, "\(said); left \(left)")
+                if mode == "new" {
+                    // A new store is made whole or not at all.
+                    #expect(result.exitCode == 0 || !FileManager.default.fileExists(atPath: store), "\(said)")
+                } else if result.exitCode == 1 {
+                    let unchanged = try CLI.run(["verify", before, "--store", store, "-q"])
+                    #expect(unchanged.exitCode == 0, "\(said); the store changed: \(unchanged.stdout)")
+                }
+            }
+        }
+        #expect(failures > 0, "no limit from 5 to 16 made an import fail: the test proves nothing here")
+    }
+
     @Test("export killed with SIGKILL, or stopped with SIGTERM, at 20 points spread through its writes leaves no file at the target",
           arguments: [SIGKILL, SIGTERM])
     func killedExport(signal: Int32) throws {
