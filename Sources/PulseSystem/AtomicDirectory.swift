@@ -134,7 +134,7 @@ package final class AtomicDirectory {
             // No mode check: FAT and exFAT keep no modes (a stick shows 0755 or 0777 for all).
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
                   info.st_uid == getuid(), LiveEntry.isAbandoned(path, writer: pid) else { continue }
-            try? FileManager.default.removeItem(atPath: path)
+            PrivateFiles.removeTree(path)
         }
     }
 }

@@ -174,9 +174,54 @@ package enum PrivateFiles {
 
     /// Removes a file or a directory tree, if it is there; an interruption no longer removes it.
     package static func remove(_ path: String) {
-        try? FileManager.default.removeItem(atPath: path)
+        removeTree(path)
         InterruptCleanup.unregister(path)
         liveLocks.release(path)
+    }
+
+    /// Removes `path` and, when it is a folder, everything in it, depth first, never following
+    /// a link (a link is removed as itself).
+    ///
+    /// Foundation's `removeItem` first (one descriptor at a time, which a process out of them
+    /// may still have), then, for what it left, a walk through descriptors: `removeItem` tries
+    /// `rmdir` first and empties the folder only on ENOTEMPTY, fusefat answers EPERM, and the
+    /// ring database a Gadgetbridge import unpacked stayed in a `$TMPDIR` on a stick, in clear,
+    /// after every run.
+    /// - Returns: whether nothing is left at `path`.
+    @discardableResult
+    package static func removeTree(_ path: String) -> Bool {
+        try? FileManager.default.removeItem(atPath: path)
+        var info = stat()
+        if lstat(path, &info) != 0 && errno == ENOENT { return true }
+        removeEntry(path, in: AT_FDCWD)
+        return lstat(path, &info) != 0 && errno == ENOENT
+    }
+
+    private static func removeEntry(_ name: String, in parent: Int32) {
+        var info = stat()
+        guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            _ = unlinkat(parent, name, 0)
+            return
+        }
+        let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if descriptor >= 0 {
+            if let folder = fdopendir(descriptor) {
+                // Every name first, then the removals: a folder is not changed while it is read.
+                var names: [String] = []
+                while let entry = readdir(folder) {
+                    let entryName = withUnsafePointer(to: entry.pointee.d_name) {
+                        $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+                    }
+                    if entryName != "." && entryName != ".." { names.append(entryName) }
+                }
+                for entryName in names { removeEntry(entryName, in: dirfd(folder)) }
+                closedir(folder)
+            } else {
+                _ = close(descriptor)
+            }
+        }
+        _ = unlinkat(parent, name, AT_REMOVEDIR)
     }
 
     /// The `LiveEntry` locks of the temporary directories this process made, by path.
@@ -249,7 +294,7 @@ package enum PrivateFiles {
             var info = stat()
             guard let pid = processID(inTemporaryName: name), lstat(base + "/" + name, &info) == 0, info.st_uid == getuid(),
                   LiveEntry.isAbandoned(base + "/" + name, writer: pid) else { continue }
-            try? FileManager.default.removeItem(atPath: base + "/" + name)
+            removeTree(base + "/" + name)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PulseTestSupport
+@testable import GadgetbridgeTestSupport
 
 /// Issue 24, point 2, on real FAT file systems (what USB sticks hold): every command that
 /// writes a file, on a vfat image (`mkfs.vfat`, mounted with FUSE `fusefat`: no hard links, no
@@ -89,11 +90,24 @@ struct FatFileSystemTests {
                 if variables["TMPDIR"] == dir.path && command[0] != "verify" && command[0] != "inspect" { continue }
                 let result = try CLI.run(command, environment: variables)
                 let said = "\(command.joined(separator: " ")) with \(variables): exit \(result.exitCode): \(result.stderr)"
-                #expect(result.exitCode == 1 && result.stderr.hasPrefix("Error: cannot create ") && result.stderr.contains("in \(scratch): its file system cannot hold a file without a name"), "\(said)")
+                // verify says first that it could not finish (the machine's failure, not the archive's).
+                let prefix = command[0] == "verify" ? "Error: verify could not finish, for no fault of the archive (which it neither passes nor fails): cannot create " : "Error: cannot create "
+                #expect(result.exitCode == 1 && result.stderr.hasPrefix(prefix) && result.stderr.contains("in \(scratch): its file system cannot hold a file without a name"), "\(said)")
                 #expect(!result.stdout.contains("FAILED") && result.stdout.isEmpty, "\(said); stdout: \(result.stdout)")
                 let left = (try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? []
                 #expect(left.isEmpty, "\(said); left \(left) on the stick")
             }
+        }
+        // A Gadgetbridge backup is unpacked into a named folder there (SQLite needs a path):
+        // removed after inspect and import, though fusefat refuses rmdir of a full folder with
+        // EPERM (Foundation's removal gave up, and the ring database stayed on the stick).
+        let history = try GadgetbridgeTests.history(dir)
+        try GadgetbridgeFixtures.zip(database: history, to: dir.file("gb.zip"))
+        for command in [["inspect", dir.file("gb.zip")], ["import", dir.file("gb.zip"), "--store", dir.file("gb-store"), "--timezone", "UTC", "--no-backfill"]] {
+            let result = try CLI.run(command, environment: ["TMPDIR": scratch])
+            #expect(result.exitCode == 0, "\(command[0]): \(result.stderr)")
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? []
+            #expect(left.isEmpty, "\(command[0]) left \(left) on the stick")
         }
         // Where the folder is fine, the same archive verifies.
         let sound = try CLI.run(["verify", archive, "--store", store])
