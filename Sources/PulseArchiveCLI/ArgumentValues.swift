@@ -37,6 +37,15 @@ enum ArgumentValues {
         throw UsageError(message: "'\(option) \(path)' ends in \(why): name it \(String(kept))")
     }
 
+    /// An option that names a new file (`keygen -o`, `readiness --svg`) given a folder: said
+    /// before any work. (`keygen -o keys/` wrote the identity as `keys/keys`.)
+    static func requireFileName(_ path: String, option: String) throws {
+        var info = stat()
+        let isFolder = stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+        guard path.hasSuffix("/") || isFolder else { return }
+        throw UsageError(message: "'\(option) \(path)' names a folder: give the name of the new file (\(path.hasSuffix("/") ? path : path + "/")NAME)")
+    }
+
     static func integer(_ text: String?, option: String, range: ClosedRange<Int>) throws -> Int? {
         guard let text else { return nil }
         guard let value = Int(text), range.contains(value) else {

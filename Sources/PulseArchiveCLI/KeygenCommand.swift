@@ -22,7 +22,10 @@ struct KeygenCommand: Subcommand {
     init(_ arguments: ParsedArguments, console: Console) throws {
         // `-o -` is standard output, as for export, never a file named "-".
         output = arguments.value("--output").flatMap { $0 == "-" ? nil : $0 }
-        if let output { try ArgumentValues.requireLastingName(output, option: "-o") }
+        if let output {
+            try ArgumentValues.requireFileName(output, option: "-o")
+            try ArgumentValues.requireLastingName(output, option: "-o")
+        }
         identityFile = arguments.value("-y")
         self.console = console
     }

@@ -43,7 +43,10 @@ struct ReadinessCommand: Subcommand {
         (zone, zoneName) = try ArgumentValues.namedTimeZone(arguments.value("--timezone"), environment: console.environment)
         json = arguments.flag("--json")
         svgPath = arguments.value("--svg")
-        if let svgPath { try ArgumentValues.requireLastingName(svgPath, option: "--svg") }
+        if let svgPath {
+            try ArgumentValues.requireFileName(svgPath, option: "--svg")
+            try ArgumentValues.requireLastingName(svgPath, option: "--svg")
+        }
         quiet = arguments.flag("--quiet")
         self.console = console
     }

@@ -36,6 +36,8 @@ public final class AtomicFile {
         self.targetPath = targetPath
         self.replacesExisting = replacesExisting
         self.announced = announced
+        // `DIR/` names no file: its last component would be taken for the name, inside itself.
+        guard !targetPath.hasSuffix("/") else { throw SystemError(.io, "cannot create \(targetPath): it names a folder, not a file") }
         let folder = Self.directory(of: targetPath)
         let name = targetPath.split(separator: "/").last.map(String.init) ?? targetPath
         targetName = name

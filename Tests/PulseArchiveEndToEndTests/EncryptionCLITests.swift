@@ -50,6 +50,14 @@ struct EncryptionCLITests {
         #expect(again.exitCode == 1)
         #expect(again.stderr.contains("already exists"))
         #expect(String(decoding: Self.bytes(f.dir.file("key.txt")), as: UTF8.self) == text)
+        // A folder is no identity file's name (`keys/` was written as `keys/keys`), nor a
+        // chart's: usage errors, and nothing made.
+        try FileManager.default.createDirectory(atPath: f.dir.file("keys"), withIntermediateDirectories: false)
+        for arguments in [["keygen", "-o", "keys/"], ["keygen", "-o", "keys"], ["readiness", "--store", "store", "--svg", "keys/"]] {
+            let refused = try CLI.run(arguments, in: f.dir.path)
+            #expect(refused.exitCode == 64 && refused.stderr.contains("names a folder"), "\(arguments): \(refused.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.dir.file("keys")).isEmpty)
         let toStdout = try Self.sh("\"$PA\" keygen", in: f.dir)
         #expect(toStdout.stdout.contains("AGE-SECRET-KEY-1"))
         #expect(toStdout.stderr.hasPrefix("Public key: age1"))
