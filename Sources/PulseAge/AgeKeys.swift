@@ -99,6 +99,10 @@ public struct AgeX25519Recipient: Sendable, Equatable {
         if lower.hasPrefix("age-plugin-") {
             throw AgeError(.recipientSyntax, "a plugin identity (AGE-PLUGIN-…), not a recipient: plugins are not supported; give an X25519 recipient (age1…)")
         }
+        // A plugin's recipient is age1<plugin>1…: its Bech32 prefix holds the plugin's name.
+        if let (hrp, _) = Bech32.decode(lower), hrp.hasPrefix("age1"), hrp.count > 4 {
+            throw AgeError(.recipientSyntax, "a recipient of the age plugin \(hrp.dropFirst(4)) (\(hrp)1…): plugins are not supported; give an X25519 recipient (age1…)")
+        }
         // Bech32 allows either case, but age writes and accepts recipients in lower case only
         // ("unknown recipient type" for AGE1…): one that `age -r` refuses is not accepted here
         // either, so a recipient works with both tools or with neither. Upper case is named as

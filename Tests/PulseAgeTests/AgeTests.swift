@@ -1,5 +1,5 @@
 import Foundation
-import PulseAge
+@testable import PulseAge
 @testable import PulseTestSupport
 import Testing
 
@@ -120,6 +120,14 @@ import Testing
         }
         #expect(throws: AgeError.self) { try AgeX25519Recipient(bech32: "age1s5s0qzvfxzn4gayt0hwtg0hhtgxm7wsdycup4a8t5j5ca25mfe4qt4hs7p") }
         #expect(throws: AgeError.self) { try AgeX25519Recipient(bech32: Self.testkitIdentity) }
+        // A plugin's recipient (age1<plugin>1…) is named as one, not as a bad X25519 recipient.
+        let plugin = Bech32.encode(hrp: "age1yubikey", data: Array(repeating: 7, count: 33))
+        do {
+            _ = try AgeX25519Recipient(bech32: plugin)
+            Issue.record("a plugin recipient parsed")
+        } catch {
+            #expect(error.kind == .recipientSyntax && error.message.contains("age plugin yubikey"), "\(error.message)")
+        }
         do {
             _ = try AgeX25519Recipient(bech32: "age1pq1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq")
         } catch {
@@ -209,6 +217,17 @@ import Testing
         } catch {
             #expect(error.kind == .unsupportedIdentity && error.message.contains("AGE-SECRET-KEY-PQ-1") && error.message.contains("line 1"))
             #expect(!error.message.contains("HZLGZUPT"))
+        }
+        // An SSH private key, which age reads and this tool does not: said as such (it was
+        // "spaces, tabs or other blank characters in the line").
+        for header in ["-----BEGIN OPENSSH PRIVATE KEY-----", "\n-----BEGIN RSA PRIVATE KEY-----"] {
+            do {
+                _ = try AgeIdentityFile.parse(Array("\(header)\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n".utf8), name: "id_ed25519")
+                Issue.record("an SSH key parsed")
+            } catch {
+                #expect(error.kind == .unsupportedIdentity && error.message.contains("id_ed25519 is an SSH or PEM private key"), "\(error.message)")
+                #expect(!error.message.contains("b3BlbnNza"))
+            }
         }
         do {
             _ = try AgeIdentityFile.parse(Array("AGE-PLUGIN-YUBIKEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\n".utf8), name: "yk.txt")
