@@ -15,7 +15,7 @@ public enum AgeIdentityFile {
         // An SSH private key (age reads those; this tool does not): said as such, not as a
         // line with blanks in it.
         if bytes.drop(while: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }).starts(with: Array("-----BEGIN ".utf8)) {
-            throw AgeError(.unsupportedIdentity, "\(name) is an SSH or PEM private key (-----BEGIN …): SSH identities are not supported, only X25519 identities (AGE-SECRET-KEY-1…, made by pulse-archive keygen or age-keygen)")
+            throw AgeError(.unsupportedIdentity, "\(name) is an SSH or PEM private key (-----BEGIN …): SSH identities are not supported, only X25519 identities (AGE-SECRET-KEY-1…, as age-keygen makes them)")
         }
         var identities: [AgeX25519Identity] = []
         for (number, line, problem) in try KeyFileLines.lines(of: bytes, name: name, kind: .identityFileSyntax) {

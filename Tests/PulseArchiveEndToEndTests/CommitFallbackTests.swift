@@ -257,13 +257,9 @@ struct CommitFallbackTests {
         try Self.demo(dir.file("store"), seed: 12)
         try FileManager.default.createDirectory(atPath: dir.file("w"), withIntermediateDirectories: false)
         // The name is of the minute the export looked (its own clock): this one's or the last.
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd-HHmm"
         var taken: [String] = []
         let result = try Self.paused(["export", "--store", dir.file("store"), "-o", dir.file("w") + "/"], at: "export.name:1", environment: ["TZ": "UTC"]) {
-            taken = Set([Date(), Date().addingTimeInterval(-60)].map { "pulseloop-backup-\(formatter.string(from: $0)).json.gz" }).sorted()
+            taken = Set([Date(), Date().addingTimeInterval(-60)].map { ExportNameTests.defaultStem($0) + ".json.gz" }).sorted()
             for name in taken { dir.write("w/" + name, "a concurrent export's archive") }
         }
         #expect(result.reached && result.exitCode == 0, "\(result.stderr)")

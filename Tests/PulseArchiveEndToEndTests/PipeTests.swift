@@ -269,17 +269,23 @@ struct PipeTests {
 /// The default name of `export`: the app's prefix and minute, then `-2`, `-3` … when taken.
 @Suite("Export names")
 struct ExportNameTests {
+    /// The stem of export's default name for a backup made at `date` under `TZ=UTC` (the
+    /// tests' zone): `pulseloop-backup-<yyyy-MM-dd-HHmm>`.
+    static func defaultStem(_ date: Date) -> String {
+        let minute = DateFormatter()
+        minute.locale = Locale(identifier: "en_US_POSIX")
+        minute.timeZone = TimeZone(identifier: "UTC")
+        minute.dateFormat = "yyyy-MM-dd-HHmm"
+        return "pulseloop-backup-\(minute.string(from: date))"
+    }
+
     @Test("two exports into one directory within a minute both succeed under the next free names, past names taken by others; nothing is replaced")
     func secondExportInTheSameMinute() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("s"), days: 2)
         try FileManager.default.createDirectory(atPath: dir.file("backups"), withIntermediateDirectories: false)
         // The minute may turn between the two exports: then both carry the bare name.
-        let minute = DateFormatter()
-        minute.locale = Locale(identifier: "en_US_POSIX")
-        minute.timeZone = TimeZone(identifier: "UTC")
-        minute.dateFormat = "yyyy-MM-dd-HHmm"
-        let stems = [Date(), Date().addingTimeInterval(60)].map { "pulseloop-backup-\(minute.string(from: $0))" }
+        let stems = [Date(), Date().addingTimeInterval(60)].map(Self.defaultStem)
         // Someone else's files under the names the export would take first: never touched.
         for stem in stems {
             dir.write("backups/\(stem).json.gz", "not ours")
