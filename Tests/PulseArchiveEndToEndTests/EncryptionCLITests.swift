@@ -65,6 +65,22 @@ struct EncryptionCLITests {
         try Self.sh("age-keygen -o theirs.txt 2>/dev/null && \"$PA\" keygen -y theirs.txt | grep -q '^age1'", in: f.dir)
     }
 
+    @Test("a header with an scrypt stanza beside an X25519 one is damaged whatever keys are given (it was 'nothing in it can be read without the passphrase' with an identity)")
+    func scryptBesideAnotherStanza() throws {
+        let f = try Fixture(days: 2)
+        try Self.sh("age -r \(f.publicKey) -o x.age plain.json.gz", in: f.dir)
+        var bytes = Self.bytes(f.dir.file("x.age"))
+        let header = Array("age-encryption.org/v1\n".utf8)
+        try #require(Array(bytes.prefix(header.count)) == header)
+        // An scrypt stanza (salt, work factor 10, a body) inserted before the X25519 one.
+        bytes.insert(contentsOf: Array("-> scrypt AAAAAAAAAAAAAAAAAAAAAA 10\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n".utf8), at: header.count)
+        f.dir.write("mix.age", Data(bytes))
+        for keys in [["-i", "key.txt"], []] {
+            let result = try Self.sh("\"$PA\" inspect mix.age " + keys.joined(separator: " "), in: f.dir, expectingSuccess: false)
+            #expect(result.exitCode == 1 && result.stderr.contains("an scrypt (passphrase) stanza must be the only stanza, and there are 2"), "\(keys): \(result.stderr)")
+        }
+    }
+
     @Test("our X25519 export decrypts with age -d to exactly the plain export's gzip stream, which gunzip and inspect read")
     func ourRecipientExportOpensWithAge() throws {
         let f = try Fixture()

@@ -20,6 +20,11 @@ enum EncryptedArchive {
         }
         replay.replay()
         let needsPassphrase = header.stanzaTypes.contains("scrypt")
+        // Whatever keys were given: a header no key can open is damaged, not awaiting a
+        // passphrase (age refuses it the same way).
+        if needsPassphrase && header.stanzaCount > 1 {
+            throw ArchiveError(.decryption, "\(name): the age header is damaged: an scrypt (passphrase) stanza must be the only stanza, and there are \(header.stanzaCount)")
+        }
         guard let keys, needsPassphrase ? keys.passphrase != nil : !keys.identities.isEmpty else {
             let types = header.stanzaTypes.joined(separator: ", ")
             throw ArchiveError(.encrypted, """
