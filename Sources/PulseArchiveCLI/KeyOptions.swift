@@ -34,11 +34,15 @@ enum KeyOptions {
 
     /// Reads an identity (or recipients, or passphrase) file, at most `maxKeyFileBytes` of it
     /// whatever it is: a pipe (`<(pass show backup)`) is welcome, a device that never ends is
-    /// refused once past the bound.
+    /// refused once past the bound. `-` is standard input, as for `age -i -` (a file named `-`
+    /// is `./-`); a terminal there is refused, as for an archive: the read would wait for typing.
     static func readKeyFile(_ path: String, what: String) throws -> [UInt8] {
+        if path == "-" && isatty(STDIN_FILENO) == 1 {
+            throw UsageError(message: "the \(what) '-' is standard input, which is a terminal: pipe the key in, or give its file")
+        }
         try protectMemory()
         do {
-            let file = try SystemFile.openForReading(path)
+            let file = try SystemFile.openForReading(path == "-" ? "/dev/stdin" : path)
             var bytes = try file.read(upTo: maxKeyFileBytes + 1)
             guard bytes.count <= maxKeyFileBytes else {
                 wipe(&bytes)
@@ -220,6 +224,7 @@ enum KeyOptions {
     /// True when `path` names the file standard input is (`/dev/stdin`, `/dev/fd/0`, or the file
     /// redirected in).
     static func isStandardInput(_ path: String) -> Bool {
+        if path == "-" { return true }
         var named = stat(), input = stat()
         guard stat(path, &named) == 0, fstat(STDIN_FILENO, &input) == 0 else { return false }
         return named.st_dev == input.st_dev && named.st_ino == input.st_ino

@@ -65,6 +65,18 @@ struct EncryptionCLITests {
         try Self.sh("age-keygen -o theirs.txt 2>/dev/null && \"$PA\" keygen -y theirs.txt | grep -q '^age1'", in: f.dir)
     }
 
+    @Test("'-' as a key file is standard input, as with age -i - (it was 'cannot open -'); with the archive on standard input too, refused")
+    func keyFileFromStandardInput() throws {
+        let f = try Fixture(days: 2)
+        try Self.sh("\"$PA\" export --store store -o x.age -r \(f.publicKey)", in: f.dir)
+        let read = try Self.sh("\"$PA\" inspect x.age -i - < key.txt", in: f.dir, expectingSuccess: false)
+        #expect(read.exitCode == 0, "\(read.stderr)")
+        let recipients = try Self.sh("echo \(f.publicKey) | \"$PA\" export --store store -o y.age -R - && \"$PA\" inspect y.age -i key.txt", in: f.dir, expectingSuccess: false)
+        #expect(recipients.exitCode == 0, "\(recipients.stderr)")
+        let both = try Self.sh("\"$PA\" inspect - -i - < x.age", in: f.dir, expectingSuccess: false)
+        #expect(both.exitCode == 64 && both.stderr.contains("is standard input, which is the archive"), "\(both.stderr)")
+    }
+
     @Test("a header with an scrypt stanza beside an X25519 one is damaged whatever keys are given (it was 'nothing in it can be read without the passphrase' with an identity)")
     func scryptBesideAnotherStanza() throws {
         let f = try Fixture(days: 2)
