@@ -27,17 +27,23 @@ public final class LocalCalendar {
     }
 
     /// The start of the day `days` calendar days after the day starting at `dayStart`.
+    ///
+    /// Counted from the day's noon, then back to that day's start: where a DST change skips
+    /// midnight (America/Santiago, 2026-09-06, which starts at 01:00), a day's start is not
+    /// 00:00, and days added to 01:00 kept 01:00, inside the next day: the backfill took the
+    /// next day's score for that day's and wrote none for it (89 rows for 90 days).
     public func day(_ dayStart: Int64, adding days: Int) -> Int64 {
-        guard let moved = calendar.date(byAdding: .day, value: days, to: date(dayStart)) else {
+        guard let moved = calendar.date(byAdding: .day, value: days, to: date(Saturating.add(dayStart, 12 * 3_600_000))) else {
             // Only at the ends of what a Date holds: count 24-hour days instead.
             return Saturating.add(dayStart, Saturating.int64(Double(days) * 86_400_000))
         }
-        return millis(moved)
+        return millis(calendar.startOfDay(for: moved))
     }
 
-    /// Local midnight of a calendar date.
+    /// Local start of a calendar date (midnight, or the first instant of a day whose midnight
+    /// a DST change skips).
     public func startOfDay(year: Int, month: Int, day: Int) -> Int64 {
-        millis(calendar.date(from: DateComponents(year: year, month: month, day: day))!)
+        millis(calendar.startOfDay(for: calendar.date(from: DateComponents(year: year, month: month, day: day, hour: 12))!))
     }
 
     /// The zone's offset from UTC at `instant`, in milliseconds.

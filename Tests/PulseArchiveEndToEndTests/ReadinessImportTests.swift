@@ -5,6 +5,7 @@ import Testing
 @testable import Readiness
 #if canImport(FoundationXML)
 import FoundationXML
+import PulseSQLite
 #endif
 @testable import PulseTestSupport
 @testable import PulseStoreTestSupport
@@ -12,6 +13,26 @@ import FoundationXML
 @Suite("Readiness after import, and the readiness command")
 struct ReadinessImportTests {
     let zone = ["--timezone", "Europe/Berlin"]
+
+    @Test("a store in a zone whose DST change skips midnight (America/Santiago, 2026-09-06 starts at 01:00): a row for every scored day, that day included, and readiness shows each day its own score (it showed the 7th's for the 6th, which had no row)")
+    func dstChangeAtMidnight() throws {
+        let dir = TemporaryDirectory()
+        let zone = ["TZ": "America/Santiago"]
+        let demo = try CLI.run(["demo", "--store", dir.file("s"), "--days", "60", "--end", "2026-09-20"], environment: zone)
+        try #require(demo.exitCode == 0, "\(demo.stderr)")
+        let shown = try CLI.run(["readiness", "--store", dir.file("s"), "--days", "30", "--as-of", "2026-09-20", "--json"], environment: zone)
+        try #require(shown.exitCode == 0, "\(shown.stderr)")
+        let days = try #require(shown.json["days"] as? [[String: Any]])
+        let scores = Dictionary(uniqueKeysWithValues: days.map { ($0["date"] as? String ?? "", $0["score"] as? Int) })
+        #expect(scores["2026-09-06"] != nil && scores["2026-09-06"]! != nil, "\(days.map { "\($0["date"] ?? ""): \($0["score"] ?? "-")" })")
+        // Every stored row is of another local day.
+        let calendar = LocalCalendar(timeZone: TimeZone(identifier: "America/Santiago")!)
+        let database = try SQLiteDatabase(path: dir.file("s/pulse.sqlite"), create: false)
+        let rows = try database.prepare(#"SELECT "date" FROM "readinessDailies" ORDER BY "date""#)
+        var dates: [String] = []
+        while try rows.step() { dates.append(calendar.dayString(rows.int64(at: 0))) }
+        #expect(Set(dates).count == dates.count && dates.contains("2026-09-06"), "\(dates)")
+    }
 
     @Test("importing the format-1 sample produces readiness rows; importing it again changes nothing")
     func backfillAfterImport() throws {

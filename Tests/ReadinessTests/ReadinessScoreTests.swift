@@ -277,3 +277,28 @@ struct SleepScoreTests {
         #expect(z13.algorithmVersion == 2)
     }
 }
+
+/// Days in a zone whose DST change skips midnight: America/Santiago's 2026-09-06 starts at
+/// 01:00 (-03), the day before at 00:00 (-04).
+@Suite("Local days across a DST change at midnight")
+struct LocalCalendarMidnightTests {
+    let calendar = LocalCalendar(timeZone: TimeZone(identifier: "America/Santiago")!)
+    // 2026-09-05 00:00 -04, 2026-09-06 01:00 -03 (= 04:00Z), 2026-09-07 00:00 -03.
+    let september5: Int64 = 1_788_580_800_000, september6: Int64 = 1_788_667_200_000, september7: Int64 = 1_788_750_000_000
+
+    @Test("the day whose midnight is skipped starts at its first instant, whichever way it is reached; the next day starts at its midnight (adding to 01:00 kept 01:00)")
+    func skippedMidnight() {
+        #expect(calendar.startOfDay(year: 2026, month: 9, day: 6) == september6)
+        #expect(calendar.startOfDay(year: 2026, month: 9, day: 7) == september7)
+        #expect(calendar.day(september5, adding: 1) == september6)
+        #expect(calendar.day(september6, adding: 1) == september7)
+        #expect(calendar.day(september7, adding: -1) == september6)
+        #expect(calendar.day(september7, adding: -2) == september5)
+        #expect(calendar.day(september5, adding: 2) == september7)
+        #expect(calendar.startOfDay(september6 + 3_600_000) == september6)
+        #expect(calendar.dayString(september6) == "2026-09-06")
+        // Ninety days back from the 7th: ninety distinct local dates, none skipped.
+        let dates = (0..<90).map { calendar.dayString(calendar.day(september7, adding: -$0)) }
+        #expect(Set(dates).count == 90 && dates.contains("2026-09-06"))
+    }
+}
