@@ -76,6 +76,13 @@ struct ReadinessCommand: Subcommand {
             try Array(chart.utf8).withUnsafeBytes { try file.file.write($0) }
             try file.commit()
         }
+        // readiness.md §9: a row belongs to the day its date falls in, here. Rows computed in
+        // another zone begin inside a day of this one, and west of where they were computed
+        // each lands on the day before: said, not left to be found.
+        let elsewhere = history.filter { day in day.stored.map { $0.date != day.dayStart } ?? false }
+        if !quiet, let first = elsewhere.first {
+            console.warn("\(elsewhere.count) of the days shown hold a score computed in another time zone (the one shown for \(first.date) is of a day that began at \(Self.localTime(first.stored!.date, zone: zone)) here): a score is shown on the day in which its day began here, a day early west of where it was computed; run with --timezone set to the zone it was computed in")
+        }
         if json {
             try console.out(JSONReport.object([("days", .array(history.map(Self.jsonDay)))]).text)
         } else {
@@ -83,6 +90,12 @@ struct ReadinessCommand: Subcommand {
             if let svgPath { console.err("Wrote the trend chart to \(svgPath)") }
         }
         return 0
+    }
+
+    /// `HH:mm` of `instant` in `zone`.
+    static func localTime(_ instant: Int64, zone: TimeZone) -> String {
+        let calendar = LocalCalendar(timeZone: zone)
+        return String(format: "%02d:%02d", calendar.hour(instant), calendar.minute(instant))
     }
 
     static func reason(_ day: ReadinessDay) -> String? {

@@ -28,18 +28,21 @@ extension ReadinessService {
         public var contributorsJSON: String
         public var algorithmVersion: Int
         public var computedAt: Int64
+        /// The row's `date`: the start of the day in the zone it was computed in, which is not
+        /// this day's start when that zone was another.
+        public var date: Int64
     }
 
     /// The day's rows, the day's row first.
     func storedRows(of day: Int64) throws -> [StoredDay] {
-        let query = try database.cached(#"SELECT rowid, "score", "bandRaw", "availablePoints", "contributorsJSON", "algorithmVersion", "computedAt" FROM "readinessDailies" WHERE "date" >= ? AND "date" < ? ORDER BY "computedAt" DESC, rowid ASC"#)
+        let query = try database.cached(#"SELECT rowid, "score", "bandRaw", "availablePoints", "contributorsJSON", "algorithmVersion", "computedAt", "date" FROM "readinessDailies" WHERE "date" >= ? AND "date" < ? ORDER BY "computedAt" DESC, rowid ASC"#)
         try query.bind([.date(day), .date(calendar.day(day, adding: 1))])
         defer { query.reset() }
         var rows: [StoredDay] = []
         while try query.step() {
             rows.append(StoredDay(rowid: query.int64(at: 0), score: Int(clamping: query.int64(at: 1)), bandRaw: query.text(at: 2),
                                   availablePoints: query.double(at: 3), contributorsJSON: query.text(at: 4),
-                                  algorithmVersion: Int(clamping: query.int64(at: 5)), computedAt: query.int64(at: 6)))
+                                  algorithmVersion: Int(clamping: query.int64(at: 5)), computedAt: query.int64(at: 6), date: query.int64(at: 7)))
         }
         return rows
     }

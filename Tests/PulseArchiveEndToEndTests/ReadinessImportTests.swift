@@ -34,6 +34,19 @@ struct ReadinessImportTests {
         #expect(Set(dates).count == dates.count && dates.contains("2026-09-06"), "\(dates)")
     }
 
+    @Test("readiness read west of the zone its rows were computed in warns that they show a day early, naming when their day began; in their own zone, no warning")
+    func rowsOfAnotherZone() throws {
+        let dir = TemporaryDirectory()
+        let demo = try CLI.run(["demo", "--store", dir.file("s"), "--days", "20", "--end", "2026-11-02"], environment: ["TZ": "America/New_York"])
+        try #require(demo.exitCode == 0, "\(demo.stderr)")
+        let home = try CLI.run(["readiness", "--store", dir.file("s"), "--days", "4", "--as-of", "2026-11-02"], environment: ["TZ": "America/New_York"])
+        #expect(home.exitCode == 0 && !home.stderr.contains("warning"), "\(home.stderr)")
+        let away = try CLI.run(["readiness", "--store", dir.file("s"), "--days", "4", "--as-of", "2026-11-02", "--json"], environment: ["TZ": "Pacific/Pago_Pago"])
+        #expect(away.exitCode == 0 && away.stderr.contains("computed in another time zone") && away.stderr.contains("began at 18:00 here")
+                && away.stderr.contains("--timezone"), "\(away.stderr)")
+        #expect(away.json["days"] is [[String: Any]], "\(away.stdout)")
+    }
+
     @Test("importing the format-1 sample produces readiness rows; importing it again changes nothing")
     func backfillAfterImport() throws {
         let dir = TemporaryDirectory()
