@@ -69,6 +69,12 @@ struct PruneCommand: Subcommand {
         self.console = console
     }
 
+    /// The newest archive did not read: worded with this tool's options, and thrown so that
+    /// `--json` prints its failure object (it printed nothing).
+    private struct Refusal: Error, CustomStringConvertible {
+        let description: String
+    }
+
     func run() throws -> Int32 {
         let outcome: Prune.Outcome
         do {
@@ -77,15 +83,12 @@ struct PruneCommand: Subcommand {
                                     zone: zone, now: ArgumentValues.nowMillis(), read: { try ArchiveValidation.validate($0) })
         } catch let refusal as UnreadableNewestArchive where refusal.reason == .keysDoNotOpen {
             let cause = ErrorAdvice.message(refusal.cause, command: Self.spec.name)
-            console.err("Error: refusing to prune: the keys given do not open the newest archive \(refusal.path) (\(cause)); nothing was removed. Give --identity or the passphrase it was encrypted with (or no key, to check it as far as its header), then prune again")
-            return 1
+            throw Refusal(description: "refusing to prune: the keys given do not open the newest archive \(refusal.path) (\(cause)); nothing was removed. Give --identity or the passphrase it was encrypted with (or no key, to check it as far as its header), then prune again")
         } catch let refusal as UnreadableNewestArchive where refusal.reason == .needsKey {
-            console.err("Error: refusing to prune: \(refusal.cause); nothing was removed. Give --identity or the passphrase (--passphrase-file, \(KeyOptions.variable)) to read it all the way, then prune again")
-            return 1
+            throw Refusal(description: "refusing to prune: \(refusal.cause); nothing was removed. Give --identity or the passphrase (--passphrase-file, \(KeyOptions.variable)) to read it all the way, then prune again")
         } catch let refusal as UnreadableNewestArchive {
             let cause = ErrorAdvice.message(refusal.cause, command: Self.spec.name)
-            console.err("Error: refusing to prune: the newest archive \(refusal.path) does not read (\(cause)); nothing was removed. Replace it with a good backup or move it out of the directory, then prune again")
-            return 1
+            throw Refusal(description: "refusing to prune: the newest archive \(refusal.path) does not read (\(cause)); nothing was removed. Replace it with a good backup or move it out of the directory, then prune again")
         }
         for (_, reason) in outcome.failed { console.err("Error: \(reason)") }
         for backup in outcome.future {

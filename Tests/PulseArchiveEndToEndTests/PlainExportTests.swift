@@ -244,6 +244,10 @@ struct PlainExportTests {
         let refused = try CLI.run(["prune", f.dir.file("backups"), "--keep-last", "1"])
         #expect(refused.exitCode == 1)
         #expect(refused.stderr.contains("refusing to prune: the newest archive") && refused.stderr.contains(names[1]), "\(refused.stderr)")
+        // With --json, the refusal is the failure object on stdout too (it printed nothing).
+        let refusedJSON = try CLI.run(["prune", f.dir.file("backups"), "--keep-last", "1", "--json"])
+        #expect(refusedJSON.exitCode == 1 && refusedJSON.json["ok"] as? Bool == false
+                && (refusedJSON.json["error"] as? String ?? "").contains("refusing to prune: the newest archive"), "\(refusedJSON.stdout)")
         #expect(FileManager.default.fileExists(atPath: f.dir.file("backups/" + names[0])))
         // Whole again, it is read, kept, and the gzip one before it goes.
         try Data(whole).write(to: URL(fileURLWithPath: plain))
