@@ -57,6 +57,15 @@ public final class TablesWriter {
         }
     }
 
+    deinit {
+        // The open files go before the staging folder (`folder` goes with this object): a FUSE
+        // file system (exfat-fuse, fusefat) keeps a removed open file under a hidden name, and
+        // a failed run left the staging folder on the stick, not empty.
+        current = nil
+        open.removeAll()
+        spools.removeAll()
+    }
+
     /// Whether the section `key` is written.
     func wants(_ key: String) -> Bool { selected.contains(key) }
 
