@@ -23,6 +23,12 @@ struct Console {
         try result(text, to: STDOUT_FILENO, name: "standard output")
     }
 
+    /// `out` for a report that is the command's whole result (`verify`'s verdict): when it
+    /// cannot be written, `lost` says what it held, instead of "the work is done and stands".
+    func out(_ text: String, lost: String) throws {
+        try result(text, to: STDOUT_FILENO, name: "standard output", lost: lost)
+    }
+
     /// Writes the path of a file or folder the command made, the line a script takes with
     /// `new=$(pulse-archive export …)`: as it is when standard output is not a terminal, so
     /// that it opens the file (a folder named with U+200B was printed `\u{200B}`, and the
@@ -45,9 +51,10 @@ struct Console {
     static var wroteResult: Bool { resultStarted.withLock { $0 } }
     private static let resultStarted = Locked(false)
 
-    private func result(_ text: String, to descriptor: Int32, name: String, escaped: Bool = true) throws {
+    private func result(_ text: String, to descriptor: Int32, name: String, escaped: Bool = true,
+                        lost: String = "the command's work is done and stands; only this report is lost") throws {
         if descriptor == STDOUT_FILENO { Self.resultStarted.withLock { $0 = true } }
-        let done = "the command's work is done and stands; only this report is lost"
+        let done = lost
         // Closed at the start and held by /dev/null since (`StandardStreams`): the report
         // would vanish there, while the caller is owed a failure as for any stream that
         // cannot take it.

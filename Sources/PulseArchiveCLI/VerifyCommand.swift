@@ -43,11 +43,10 @@ struct VerifyCommand: Subcommand {
         defer { progress.finish() }
         let report = try ArchiveVerifier.verify(input, store: store, timeZone: zone, limits: limits, progress: progress.update)
         progress.finish()
-        if json {
-            try console.out(Self.json(report).text)
-        } else {
-            try console.out(Self.text(report, file: input.name))
-        }
+        // A report that cannot be written takes the verdict with it: said on stderr instead.
+        let first = report.problems.first { $0.severity == .error }.map { ": the first: " + ErrorAdvice.verify($0) } ?? ""
+        let lost = "verify's report is lost; its verdict: " + (report.ok ? "OK" : "FAILED, \(report.errorCount) error\(report.errorCount == 1 ? "" : "s")\(first)")
+        try console.out(json ? Self.json(report).text : Self.text(report, file: input.name), lost: lost)
         return report.ok ? 0 : 1
     }
 

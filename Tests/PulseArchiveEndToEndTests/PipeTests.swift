@@ -126,6 +126,14 @@ struct PipeTests {
             #expect(result.stderr.hasPrefix("Error: cannot write standard output") && result.stderr.contains("work is done and stands"),
                     "\(command) \(redirect): \(result.stderr)")
         }
+        // verify's report is its whole result: the verdict is said instead (it was "the work is
+        // done and stands", the archive's fault nowhere).
+        for (command, verdict) in [("verify nope.json --json", "its verdict: FAILED, 1 error: the first: cannot open nope.json"),
+                                   ("verify \"\(Repository.sampleFormat2)\"", "its verdict: OK")] {
+            let result = try CLI.shell("\"$PA\" \(command) \(redirect)", in: dir.path)
+            #expect(result.exitCode == 1 && result.stderr.contains("verify's report is lost; \(verdict)") && !result.stderr.contains("work is done"),
+                    "\(command) \(redirect): \(result.stderr)")
+        }
         // The import before it committed: the report's failure undid nothing.
         #expect(try StoreSnapshot(store: dir.file("s")).rows["measurements"]?.isEmpty == false)
         // With the archive on standard output, the report asked for goes to standard error:
