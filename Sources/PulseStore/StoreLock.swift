@@ -75,6 +75,18 @@ final class StoreLock {
         let line = count > 0 ? String(decoding: buffer.prefix(count).prefix { $0 != 0x0A }, as: UTF8.self) : ""
         // The file is the store's, not ours: shown only if it reads as a record of ours.
         let printable = !line.isEmpty && line.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) }
-        return (printable ? line : "another command") + " is changing it"
+        guard printable else { return "another command is changing it" }
+        // The record is the last exclusive holder's: a holder that did not write one (another
+        // program's lock) leaves an ended command's there, which is not named as the holder.
+        if let pid = Self.recordedProcess(line), kill(pid, 0) != 0, errno == ESRCH {
+            return "another process holds its lock (the lock file names \(line), which has ended)"
+        }
+        return line + " is changing it"
+    }
+
+    /// The pid in a record `<activity> (pid N)`.
+    private static func recordedProcess(_ line: String) -> pid_t? {
+        guard line.hasSuffix(")"), let open = line.range(of: "(pid ", options: .backwards) else { return nil }
+        return pid_t(line[open.upperBound..<line.index(before: line.endIndex)]).flatMap { $0 > 0 ? $0 : nil }
     }
 }

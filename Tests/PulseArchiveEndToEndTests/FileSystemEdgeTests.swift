@@ -275,12 +275,21 @@ struct FileSystemEdgeTests {
             }
             withExtendedLifetime(writer) {}
         }
-        let reader = try StoreLock(directory: dir.file("s"), shared: true)
-        let export = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("y.json.gz")])
-        #expect(export.exitCode == 0, "readers run side by side: \(export.stderr)")
-        let imported = try CLI.run(["import", dir.file("a.json.gz"), "--store", dir.file("s"), "--merge"])
-        #expect(imported.exitCode == 1 && imported.stderr.contains("is busy: another command (an export, a verification against the store or a readiness history) is reading it"), "\(imported.stderr)")
-        withExtendedLifetime(reader) {}
+        do {
+            let reader = try StoreLock(directory: dir.file("s"), shared: true)
+            let export = try CLI.run(["export", "--store", dir.file("s"), "-o", dir.file("y.json.gz")])
+            #expect(export.exitCode == 0, "readers run side by side: \(export.stderr)")
+            let imported = try CLI.run(["import", dir.file("a.json.gz"), "--store", dir.file("s"), "--merge"])
+            #expect(imported.exitCode == 1 && imported.stderr.contains("is busy: another command (an export, a verification against the store or a readiness history) is reading it"), "\(imported.stderr)")
+            withExtendedLifetime(reader) {}
+        }
+        // Another program's exclusive lock over an ended command's record: the record is not
+        // named as the holder (it was: "an import (pid N) is changing it", N long gone).
+        let record = try CLI.shell("sh -c 'echo \"an import (pid $$)\"' > '\(dir.file("s/.lock"))'")
+        #expect(record.exitCode == 0)
+        let held = try CLI.shell("flock -x '\(dir.file("s/.lock"))' \"$PA\" readiness --store '\(dir.file("s"))'")
+        #expect(held.exitCode == 1 && held.stderr.contains("another process holds its lock (the lock file names an import (pid")
+                && held.stderr.contains("which has ended)"), "\(held.stderr)")
     }
 
     @Test("a busy store's lock is closed once: a failed attempt never closes another thread's file")
