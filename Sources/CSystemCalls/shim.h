@@ -37,6 +37,14 @@ static inline int pulse_rename_noreplace(int directory, const char *from, const 
 #endif
 }
 
+/// The largest file the process may write (RLIMIT_FSIZE, `ulimit -f`) in bytes, or -1 when
+/// there is no limit (or it cannot be read).
+static inline long long pulse_file_size_limit(void) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
+    return (long long)limit.rlim_cur;
+}
+
 /// Turns core dumps off for the rest of the process: no core file (RLIMIT_CORE 0) and, on
 /// Linux, not dumpable (no core, no ptrace attach by the same user, /proc/PID/mem closed).
 static inline int pulse_disable_core_dumps(void) {

@@ -131,6 +131,11 @@ public final class SQLiteDatabase: HandleHolder {
         switch status & 0xff {
         case SQLITE_FULL: return "\(message) (the disk of that database, or that of \(temporary))"
         case SQLITE_CANTOPEN: return "\(message) (a journal beside that database, or a temporary file in \(temporary))"
+        case SQLITE_IOERR:
+            // SQLite's errno is not reliable here, but a file-size limit (`ulimit -f`) is the
+            // usual cause of a write failing with no fault of the disk: named when there is one.
+            guard let limit = SystemCalls.fileSizeLimit else { return message }
+            return "\(message) (this process may write files of at most \(limit) bytes: the file-size limit, ulimit -f, may be what stopped it)"
         default: return message
         }
     }

@@ -42,6 +42,12 @@ package enum SystemCalls {
         #endif
     }
 
+    /// The largest file this process may write (`ulimit -f`), in bytes; nil when unlimited.
+    package static var fileSizeLimit: Int64? {
+        let limit = pulse_file_size_limit()
+        return limit < 0 ? nil : Int64(limit)
+    }
+
     /// Turns core dumps off for the rest of the process (RLIMIT_CORE 0, and not dumpable on Linux).
     package static func disableCoreDumps() -> Bool { pulse_disable_core_dumps() == 0 }
 
