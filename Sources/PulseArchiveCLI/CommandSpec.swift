@@ -13,10 +13,17 @@ struct CommandSpec {
         /// Nil for a flag; the placeholder (`dir`) for an option that takes a value.
         let valueName: String?
         let help: String
+        /// May be given more than once, each value kept (`--identity`, `--table`). Any other
+        /// option given twice is a usage error: the last value winning silently turned
+        /// `--fail-on removed --fail-on added` into a guard that no longer checked for removals.
+        var isRepeatable = false
 
         static func flag(_ names: String..., help: String) -> Option { Option(names: names, valueName: nil, help: help) }
         static func value(_ names: String..., valueName: String, help: String) -> Option {
             Option(names: names, valueName: valueName, help: help)
+        }
+        static func repeatable(_ names: String..., valueName: String, help: String) -> Option {
+            Option(names: names, valueName: valueName, help: help, isRepeatable: true)
         }
     }
 

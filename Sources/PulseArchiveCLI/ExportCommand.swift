@@ -191,10 +191,16 @@ struct ExportCommand: Subcommand {
         if saysGzip, !compressed {
             throw UsageError(message: "'-o \(path)' ends in .gz, which promises a gzip archive, but --compression none writes plain JSON: name it \(inner.dropLast(3))\(age), or drop --compression none")
         }
+        // Another compressor's extension promises data no JSON reader reads as it is.
+        if !compressed, let other = [".tgz", ".zst", ".bz2", ".xz", ".lz4", ".zip", ".7z", ".z"].first(where: { inner.lowercased().hasSuffix($0) }) {
+            throw UsageError(message: "'-o \(path)' ends in \(other), which promises compressed data, but --compression none writes plain JSON: name it \(inner.dropLast(other.count)).json\(age)")
+        }
         // Inside an age file the compression is invisible to gunzip and backup tools alike, so
         // a bare `x.age` (the name scripts used before `--compression` existed) promises
-        // nothing about it; only `x.json.age` claims the plain stream.
-        let claimsPlain = !saysAge || inner.lowercased().hasSuffix(".json")
+        // nothing about it; any other extension before `.age` (`x.json.age`, `x.tar.age`)
+        // claims what it says, and only `.gz` says gzip.
+        let innerName = inner.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        let claimsPlain = !saysAge || innerName.dropFirst().contains(".")
         if !saysGzip, compressed, claimsPlain {
             throw UsageError(message: "'-o \(path)' is to hold a gzip archive, but its name does not end in .gz: name it \(inner).gz\(age) (gunzip, prune and people go by the name), or give --compression none for plain JSON")
         }

@@ -280,13 +280,13 @@ final class PassphraseCache {
 }
 
 extension CommandSpec.Option {
-    static let identity = CommandSpec.Option.value("--identity", "-i", valueName: "file",
+    static let identity = CommandSpec.Option.repeatable("--identity", "-i", valueName: "file",
         help: "An age identity file (AGE-SECRET-KEY-1… lines, as keygen and age-keygen write) that opens an encrypted archive; may be repeated.")
     static let passphraseFile = CommandSpec.Option.value("--passphrase-file", valueName: "file",
         help: "Read the passphrase of an encrypted archive from this file's first line (default: $PULSE_ARCHIVE_PASSPHRASE, else the terminal).")
-    static let recipient = CommandSpec.Option.value("--recipient", "-r", valueName: "age1…",
+    static let recipient = CommandSpec.Option.repeatable("--recipient", "-r", valueName: "age1…",
         help: "Encrypt the archive to this public key (age format; writes .json.gz.age); may be repeated.")
-    static let recipientsFile = CommandSpec.Option.value("--recipients-file", "-R", valueName: "file",
+    static let recipientsFile = CommandSpec.Option.repeatable("--recipients-file", "-R", valueName: "file",
         help: "Encrypt to every public key in this file (one age1… per line, # comments); may be repeated.")
     static let passphrase = CommandSpec.Option.flag("--passphrase", "-p",
         help: "Encrypt the archive with a passphrase (from --passphrase-file, $PULSE_ARCHIVE_PASSPHRASE, else asked twice on the terminal).")

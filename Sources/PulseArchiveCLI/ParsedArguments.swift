@@ -53,6 +53,9 @@ struct ParsedArguments {
             }
         }
         if wantsHelp { return }
+        for option in spec.options where !option.isRepeatable && (allValues[option.names[0]]?.count ?? 0) > 1 {
+            throw UsageError(message: "'\(option.names[0])' was given \(allValues[option.names[0]]!.count) times: give it once\(option.names[0] == "--fail-on" ? " (kinds go in one value: --fail-on removed,changed)" : "")")
+        }
         for (a, b) in spec.exclusive where (flags.contains(a) || values[a] != nil) && (flags.contains(b) || values[b] != nil) {
             throw UsageError(message: "'\(a)' and '\(b)' cannot be used together")
         }

@@ -15,7 +15,7 @@ struct TablesCommand: Subcommand {
             .value("--store", valueName: "dir", help: "Read this store instead of an archive (what an export of it holds)."),
             .value("--output", "-o", valueName: "dir", help: "The folder to write: new, or an empty directory; never a link."),
             .value("--format", valueName: "csv|ndjson", help: "csv (default): RFC 4180; ndjson: one JSON object per line, the row as an export writes it."),
-            .value("--table", valueName: "name", help: "Write only this table (repeatable): a table key (measurements, …), documents, documentStubs, documentFiles, settings, attachments, mealEntries or foodProducts."),
+            .repeatable("--table", valueName: "name", help: "Write only this table (repeatable): a table key (measurements, …), documents, documentStubs, documentFiles, settings, attachments, mealEntries or foodProducts."),
             .json, .quiet, .maxSize, .maxInflateRatio, .maxStringSize, .maxObjectSize, .identity, .passphraseFile,
         ]
     )

@@ -264,6 +264,9 @@ struct DiffTests {
         // Reversed, the row was removed: the nightly guard fails.
         #expect(try diff([added, old, "--fail-on", "removed"]).exitCode == 1)
         #expect(try diff([added, old, "--fail-on", "added,changed"]).exitCode == 0)
+        // Twice is a usage error: the last one winning silently dropped the removals' guard.
+        let failOnTwice = try diff([added, old, "--fail-on", "removed", "--fail-on", "added"])
+        #expect(failOnTwice.exitCode == 64 && failOnTwice.stderr.contains("'--fail-on' was given 2 times: give it once (kinds go in one value"), "\(failOnTwice.stderr)")
 
         let damaged = dir.write("damaged.json", "{\"formatVersion\": 2, \"measurements\": [")
         for arguments in [[old, damaged], [damaged, old], [old, dir.file("missing.json.gz")]] {

@@ -97,6 +97,13 @@ struct PlainExportTests {
             ("-o sub/.hidden", "to name the file, name it sub/.hidden.json.gz"),
             ("-o x.json.age -r \(key)", "does not end in .gz"),
             ("--compression none -o x.json.gz.age -r \(key)", "ends in .gz"),
+            // Another extension before .age claims what it says, as without .age (it took gzip).
+            ("-o y.tar.age -r \(key)", "does not end in .gz"),
+            ("--compression none -o x.zst", "ends in .zst, which promises compressed data"),
+            ("--compression none -o x.TGZ.age -r \(key)", "ends in .tgz, which promises compressed data"),
+            // An option given twice: the last value winning silently is refused.
+            ("-o a.json.gz -o b.json.gz", "'--output' was given 2 times: give it once"),
+            ("--compression none --compression gzip -o x.json", "'--compression' was given 2 times"),
             ("--compression zip -o x.json.gz", "must be gzip or none"),
             ("--compression none --rsyncable -o x.json", "--rsyncable shapes the gzip stream"),
             ("--compression none --threads 2 -o x.json", "--threads shapes the gzip stream"),

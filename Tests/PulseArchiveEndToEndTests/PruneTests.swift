@@ -361,7 +361,9 @@ import PulseSystem
         let dir = try Self.directory(["2021-01-01-0000", "2021-01-02-0000"])
         let before = try Self.listing(dir.path)
         for arguments in [[], ["--keep-last", "0"], ["--keep-daily", "0", "--keep-weekly", "0"], ["--keep-daily", "-1"],
-                          ["--keep-daily", "abc"], ["--keep-daily", "1.5"], ["--keep-daily"], ["--keep-everything", "1"]] {
+                          ["--keep-daily", "abc"], ["--keep-daily", "1.5"], ["--keep-daily"], ["--keep-everything", "1"],
+                          // Twice: the last value winning kept one day of thirty, silently.
+                          ["--keep-daily", "30", "--keep-daily", "1"]] {
             let result = try CLI.run(["prune", dir.path] + arguments)
             #expect(result.exitCode == 64, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains("Usage: pulse-archive prune"), "\(arguments)")
