@@ -124,6 +124,8 @@ public enum ArchiveDiff {
     /// One archive read into runs, on a second thread while this one decompresses and parses.
     fileprivate static func record(_ reader: ArchiveReader, side: DiffProblem.Side) throws -> ([String: SortedKeyRuns], ArchiveSummary) {
         var worker = try BackgroundVisitor(DiffRecorder(side: side, limits: reader.limits))
+        var reader = reader
+        reader.passesRepeatedNames = true
         let summary: ArchiveSummary
         do {
             summary = try reader.read(into: &worker)

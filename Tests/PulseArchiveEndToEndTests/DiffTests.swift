@@ -381,6 +381,35 @@ struct DiffTests {
         #expect(text.stdout.contains("warning: \(dir.file("repeats.json")): batterySamples: 2 entries repeat keys"))
     }
 
+    @Test("a settings key, attachment name or document path given twice in one archive is a problem of that archive, as a repeated row is (diff.md), not an unreadable archive")
+    func repeatedNames() throws {
+        let dir = TemporaryDirectory()
+        let (old, archive) = try demoArchive(dir)
+        try archive.write(to: dir.file("plain.json"))
+        // A settings key twice: the JSON object written by hand.
+        let text = try String(contentsOfFile: dir.file("plain.json"), encoding: .utf8)
+        let settings = try #require(text.range(of: "\"settings\":{"))
+        let entries = try #require(archive.root["settings"] as? [String: Any])
+        let key = try #require(entries.keys.sorted().first)
+        let json = { (value: Any) in String(decoding: try JSONSerialization.data(withJSONObject: value, options: .fragmentsAllowed), as: UTF8.self) }
+        let repeated = text.replacingCharacters(in: settings, with: "\"settings\":{\(try json(key)):\(try json(entries[key]!)),")
+        #expect(FileManager.default.createFile(atPath: dir.file("settings.json"), contents: Data(repeated.utf8)))
+        for table in ["attachments", "documents"] {
+            var copy = archive
+            copy.edit(table) { rows in rows.append(rows[0]) }
+            try copy.write(to: dir.file("\(table).json"))
+        }
+        for table in ["settings", "attachments", "documents"] {
+            let result = try diff([old, dir.file("\(table).json"), "--json"])
+            #expect(result.exitCode == 0, "\(table): \(result.stderr)")
+            let problems = result.json["problems"] as? [[String: Any]] ?? []
+            #expect(problems.count == 1 && problems.first?["table"] as? String == table && problems.first?["repeatedKeys"] as? Int == 1, "\(table): \(result.stdout)")
+            #expect(try diff([old, dir.file("\(table).json"), "--exit-code"]).exitCode == 1)
+            // verify still refuses the archive.
+            #expect(try CLI.run(["verify", dir.file("\(table).json"), "-q"]).exitCode == 1)
+        }
+    }
+
     @Test("runs with a payload carry it through spills and the merge, whatever the key")
     func payloadRuns() throws {
         let runs = SortedKeyRuns(name: "payload", memoryBudget: 4096, payloadSize: 20)

@@ -26,6 +26,9 @@ public struct ArchiveReader {
     /// Hands each row of the app's dialect to the visitor with its JSON text, byte for byte
     /// (`visit(row:text:at:of:)`): `verify` compares it with what an export writes.
     public var keepsRowText = false
+    /// Hands a second settings key, attachment name or document path of one name to the visitor
+    /// instead of refusing it: `diff` reports repeats itself, with the rows' (diff.md).
+    public var passesRepeatedNames = false
     /// The zone of local days the Android dialect needs (`coachNotificationRecords.dateKey`).
     public var timeZone: TimeZone = .current
     /// Where an attachment or document file too large for memory waits, unnamed, between the
@@ -168,6 +171,7 @@ public struct ArchiveReader {
         var parser = EnvelopeParser(scanner: scanner, counted: counted, summary: summary, problems: ProblemSink(collects: collectsProblems))
         parser.spillDirectory = spillDirectory
         parser.keepsRowText = keepsRowText
+        parser.passesRepeatedNames = passesRepeatedNames
         if size == nil {
             // A pipe's size is known at its end: what was read by then.
             parser.fileBytesAtEnd = { rawCount.count }

@@ -16,7 +16,7 @@ extension EnvelopeParser {
                 try scanner.expect(JSONByte.colon, "':'")
                 try problems.recovering {
                     let value = try readStringValue(at: "settings.\(key)", depth: 2)
-                    guard keys.insert(ByteKey(key)).inserted else {
+                    guard keys.insert(ByteKey(key)).inserted || passesRepeatedNames else {
                         throw ArchiveError(.duplicateKey, "the settings key \"\(key)\" appears twice", table: "settings")
                     }
                     try SettingsBlob.check(key: key, value: value, limits: scanner.limits)
@@ -104,7 +104,7 @@ extension EnvelopeParser {
                 guard let name else { throw parser.invalid(location, "missing required field \"file\"", table: "attachments") }
                 guard let contents else { throw parser.invalid(location, "missing required field \"base64\"", table: "attachments") }
                 try AttachmentName.validate(name)
-                guard names.insert(ByteKey(name)).inserted else {
+                guard names.insert(ByteKey(name)).inserted || parser.passesRepeatedNames else {
                     throw ArchiveError(.duplicateKey, "the attachment name \"\(name)\" appears twice", table: "attachments")
                 }
                 try visitor.visitAttachment(name: name, contents: contents)

@@ -33,7 +33,7 @@ extension EnvelopeParser {
                 }
                 guard let pathText else { throw parser.invalid(location, "missing required field \"path\"", table: "documents") }
                 let path = try DocumentPath(pathText)
-                if let earlier = parser.documentPaths[path.caseFolded] {
+                if !parser.passesRepeatedNames, let earlier = parser.documentPaths[path.caseFolded] {
                     guard ByteKey(earlier) != ByteKey(path.path) else {
                         throw ArchiveError(.duplicateKey, "the document path \"\(path.path)\" appears twice", table: "documents")
                     }

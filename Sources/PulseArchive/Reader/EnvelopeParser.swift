@@ -24,6 +24,7 @@ struct EnvelopeParser {
     var unknownNames = NameTally()
     var reportRows: ((Int) -> Void)?
     var keepsRowText = false
+    var passesRepeatedNames = false
     /// Where a large attachment or document file is spilled (`ArchiveReader.spillDirectory`).
     var spillDirectory: String?
 
