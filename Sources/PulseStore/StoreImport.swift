@@ -226,7 +226,13 @@ extension PulseStore {
                 throw error
             }
         } catch {
-            throw StoreError(.io, "the safety backup of the store, which an import that replaces it writes into \(backups) before it changes anything, failed: \(error); the store is unchanged")
+            let message = "the safety backup of the store, which an import that replaces it writes into \(backups) before it changes anything, failed: \(error); the store is unchanged"
+            // A limit the store's values pass keeps its kind and name, so that a front end can
+            // say which option raises it (the same options raise the import's own read).
+            if let error = error as? ArchiveError, error.kind == .limitExceeded {
+                throw ArchiveError(.limitExceeded, message, table: error.table, limit: error.limit)
+            }
+            throw StoreError(.io, message)
         }
     }
 

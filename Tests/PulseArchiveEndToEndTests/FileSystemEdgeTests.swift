@@ -455,6 +455,25 @@ struct FileSystemEdgeTests {
         #expect(StoreFixtures.bytes(dir.file("s/pulse.sqlite")) == database)
     }
 
+    @Test("a safety backup that fails on a limit the store's values pass says which option raises it, as the import's own read does")
+    func safetyBackupPastALimit() throws {
+        let dir = TemporaryDirectory()
+        // A store holding a 3 MiB settings value (imported with the limit raised).
+        let plain = dir.file("big.json")
+        #expect(try CLI.shell("gzip -dc '\(Repository.sampleFormat2)' > '\(plain)'").exitCode == 0)
+        var content = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: plain))) as? [String: Any])
+        var settings = content["settings"] as? [String: Any] ?? [:]
+        settings["test.large"] = "\"" + String(repeating: "x", count: 3 << 20) + "\""
+        content["settings"] = settings
+        try JSONSerialization.data(withJSONObject: content).write(to: URL(fileURLWithPath: plain))
+        let made = try CLI.run(["import", plain, "--store", dir.file("s"), "--no-backfill", "--max-object-size", String(8 << 20)])
+        try #require(made.exitCode == 0, "\(made.stderr)")
+        let result = try CLI.run(["import", Repository.sampleFormat2, "--store", dir.file("s"), "--replace", "--no-backfill"])
+        #expect(result.exitCode == 1 && result.stderr.contains("the safety backup of the store") && result.stderr.contains("--max-object-size raises the limit"), "\(result.stderr)")
+        let raised = try CLI.run(["import", Repository.sampleFormat2, "--store", dir.file("s"), "--replace", "--no-backfill", "--max-object-size", String(8 << 20)])
+        #expect(raised.exitCode == 0, "\(raised.stderr)")
+    }
+
     @Test("a failed safety backup says it was the safety backup, and the store is unchanged")
     func failedSafetyBackup() throws {
         let dir = TemporaryDirectory()
