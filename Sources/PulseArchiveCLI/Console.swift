@@ -54,17 +54,16 @@ struct Console {
     private func result(_ text: String, to descriptor: Int32, name: String, escaped: Bool = true,
                         lost: String = "the command's work is done and stands; only this report is lost") throws {
         if descriptor == STDOUT_FILENO { Self.resultStarted.withLock { $0 = true } }
-        let done = lost
         // Closed at the start and held by /dev/null since (`StandardStreams`): the report
         // would vanish there, while the caller is owed a failure as for any stream that
         // cannot take it.
         if StandardStreams.closedAtStart.contains(descriptor) {
-            throw SystemError(.io, "cannot write \(name): it was closed (\(descriptor == STDOUT_FILENO ? ">&-" : "2>&-")); \(done)")
+            throw SystemError(.io, "cannot write \(name): it was closed (\(descriptor == STDOUT_FILENO ? ">&-" : "2>&-")); \(lost)")
         }
         do {
             try Self.emit((escaped ? ShownText.escapingControls(text) : text) + "\n", to: descriptor, name: name)
         } catch {
-            throw SystemError(.io, "\(error.message); \(done)")
+            throw SystemError(.io, "\(error.message); \(lost)")
         }
     }
 

@@ -54,17 +54,14 @@ struct VerifyCommand: Subcommand {
     /// file), the error as its one problem: a job reading `.problems[]` reads why, and `error`
     /// tells it from a damaged archive.
     static func failureReport(_ message: String, arguments: ParsedArguments) -> JSONReport? {
-        .object([
-            ("ok", .bool(false)), ("error", .string(message)),
-            ("problems", .array([.object([("severity", .string("error")), ("table", .null), ("message", .string(message))])])),
-            ("tables", .counts([:])), ("tablesComplete", .bool(false)), ("errors", .int(1)), ("warnings", .int(0)),
-            ("omittedProblems", .counts([:])), ("roundTrip", .null), ("documents", .counts([:])),
-        ])
+        json(VerifyReport(couldNotFinish: message), error: message)
     }
 
-    static func json(_ report: VerifyReport) -> JSONReport {
-        var members: [(String, JSONReport)] = [
-            ("ok", .bool(report.ok)),
+    /// - Parameter error: why verify could not finish (`failureReport`), after `ok`.
+    static func json(_ report: VerifyReport, error: String? = nil) -> JSONReport {
+        var members: [(String, JSONReport)] = [("ok", .bool(report.ok))]
+        if let error { members.append(("error", .string(error))) }
+        members += [
             ("problems", .array(report.problems.map { problem in
                 .object([("severity", .string(problem.severity.rawValue)), ("table", problem.table.map { .string($0) } ?? .null),
                          ("message", .string(ErrorAdvice.verify(problem)))])

@@ -33,7 +33,7 @@ public final class PulseStore {
     public static func open(_ directory: String, create: Bool) throws -> PulseStore {
         let path = directory + "/" + databaseFileName
         try StoreFiles.requireRegularFiles(in: directory)
-        if try !StoreFiles.databaseExists(in: directory, name: databaseFileName) {
+        if try !StoreFiles.databaseExists(path, store: directory) {
             guard create else {
                 throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName))")
             }
@@ -185,7 +185,7 @@ public final class PulseStore {
     }
 
     private static func requireStore(_ directory: String) throws {
-        if try !StoreFiles.databaseExists(in: directory, name: databaseFileName) {
+        if try !StoreFiles.databaseExists(directory + "/" + databaseFileName, store: directory) {
             throw StoreError(.missingStore, "there is no store at \(directory) (no \(databaseFileName))")
         }
     }

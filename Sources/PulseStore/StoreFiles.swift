@@ -45,12 +45,12 @@ enum StoreFiles {
         return lstat(path, &info) == 0
     }
 
-    /// Whether the store in `directory` has its database: false only when the system says there
-    /// is no such file. A folder that cannot be looked into is said so (a store of another
-    /// user was reported as no store at all, with the advice to create one).
-    static func databaseExists(in directory: String, name: String) throws -> Bool {
+    /// Whether the store in `directory` has its database at `path` (as `exists`): false only
+    /// when the system says there is no such file. A folder that cannot be looked into is said
+    /// so (a store of another user was reported as no store at all, with the advice to create one).
+    static func databaseExists(_ path: String, store directory: String) throws -> Bool {
         var info = stat()
-        if lstat(directory + "/" + name, &info) == 0 { return true }
+        if lstat(path, &info) == 0 { return true }
         let failure = errno
         if failure == ENOENT || failure == ENOTDIR { return false }
         errno = failure

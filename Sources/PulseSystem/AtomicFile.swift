@@ -178,14 +178,7 @@ public final class AtomicFile {
     private static func entries(of directory: String) -> [String] {
         guard let dir = opendir(directory) else { return [] }
         defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let entryName = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if entryName != "." && entryName != ".." { names.append(entryName) }
-        }
-        return names
+        return PrivateFiles.entryNames(readFrom: dir)
     }
 
     static func directory(of path: String) -> String {

@@ -5,6 +5,13 @@ import Glibc
 import Darwin
 #endif
 
+/// What `opendir` and `fdopendir` return.
+#if canImport(Glibc)
+package typealias DirectoryStream = OpaquePointer
+#elseif canImport(Darwin)
+package typealias DirectoryStream = UnsafeMutablePointer<DIR>
+#endif
+
 /// File-system steps for the store and for scratch space: every directory they create is 0700,
 /// every file 0600.
 package enum PrivateFiles {
@@ -208,20 +215,25 @@ package enum PrivateFiles {
         if descriptor >= 0 {
             if let folder = fdopendir(descriptor) {
                 // Every name first, then the removals: a folder is not changed while it is read.
-                var names: [String] = []
-                while let entry = readdir(folder) {
-                    let entryName = withUnsafePointer(to: entry.pointee.d_name) {
-                        $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-                    }
-                    if entryName != "." && entryName != ".." { names.append(entryName) }
-                }
-                for entryName in names { removeEntry(entryName, in: dirfd(folder)) }
+                for entryName in entryNames(readFrom: folder) { removeEntry(entryName, in: dirfd(folder)) }
                 closedir(folder)
             } else {
                 _ = close(descriptor)
             }
         }
         _ = unlinkat(parent, name, AT_REMOVEDIR)
+    }
+
+    /// The names an open folder stream holds, `.` and `..` left out, read to its end.
+    package static func entryNames(readFrom folder: DirectoryStream) -> [String] {
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let entryName = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if entryName != "." && entryName != ".." { names.append(entryName) }
+        }
+        return names
     }
 
     /// The `LiveEntry` locks of the temporary directories this process made, by path.

@@ -73,3 +73,13 @@ public struct VerifyReport: Sendable {
         add(VerifyProblem(severity: .warning, table: table, message: message, advice: advice))
     }
 }
+
+extension VerifyReport {
+    /// The report of a verification that could not run to its end (the machine, the store, a
+    /// key file): `message` as its one error, nothing read, no round trip.
+    public init(couldNotFinish message: String) {
+        self.init()
+        error(nil, message)
+        tablesComplete = false
+    }
+}
