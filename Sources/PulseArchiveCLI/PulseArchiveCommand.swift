@@ -69,7 +69,13 @@ public enum PulseArchiveCommand {
                 what += committed == nil ? ", except \(paths), which could not be: remove it by hand" : "; could not remove \(paths): remove it by hand"
             }
             if let sent { what += "; \(sent)" }
-            console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: interrupted (\(name))\(what)")
+            let message = "interrupted (\(name))\(what)"
+            // `--json` promises one object on standard output: the failure's, if the command's
+            // report had not begun.
+            if let report = interruptionReport.withLock({ $0 })?(message), Console.claimForInterruption() {
+                Console.writeInterruptionReport(report)
+            }
+            console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: " + message)
         }
         // What killed runs left in $TMPDIR (a temporary directory, an export's scratch copy):
         // nothing else would ever remove it.
@@ -132,6 +138,10 @@ public enum PulseArchiveCommand {
         return length
     }
 
+    /// What `--json` prints on standard output when a signal ends the command (given the
+    /// message its `Error:` line says), set once the arguments are read.
+    private static let interruptionReport = Locked<(@Sendable (String) -> String?)?>(nil)
+
     /// Runs one command line; returns the exit code.
     static func run(_ arguments: [String], console: Console) -> Int32 {
         guard let first = arguments.first else {
@@ -158,6 +168,9 @@ public enum PulseArchiveCommand {
         do {
             let parsed = try ParsedArguments(Array(arguments.dropFirst()), spec: spec)
             parsedArguments = parsed
+            if parsed.flag("--json") {
+                interruptionReport.withLock { $0 = { message in command.failureReport(message, arguments: parsed)?.text } }
+            }
             if parsed.wantsHelp {
                 try console.out(spec.helpText)
                 return 0

@@ -44,6 +44,9 @@ enum KillPoints {
         let reason: Process.TerminationReason
         let status: Int32
         let stderr: String
+        /// What it wrote on standard output (a file, not a pipe: a command writing more than a
+        /// pipe holds must not block before its pause).
+        let stdout: String
     }
 
     /// Runs `arguments` until it stops itself at `pause` (`point:n`), then sends it `signal`
@@ -61,7 +64,12 @@ enum KillPoints {
             process.arguments = Array(shellPrefix.dropFirst()) + [CLI.executable] + arguments
         }
         let err = Pipe()
-        process.standardOutput = FileHandle.nullDevice
+        let outputPath = NSTemporaryDirectory() + "/kill-points-stdout-\(UUID().uuidString)"
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        defer { try? output.close() }
+        process.standardOutput = output
         process.standardError = err
         try process.run()
         let (reached, read) = awaitPause(pause, on: err)
@@ -93,8 +101,9 @@ enum KillPoints {
         }
         process.waitUntilExit()
         if state != .stopped { collected += err.fileHandleForReading.readDataToEndOfFile() }
+        let written = FileManager.default.contents(atPath: outputPath) ?? Data()
         return Stopped(reached: reached, signalled: signalled, reason: process.terminationReason, status: process.terminationStatus,
-                       stderr: String(decoding: collected, as: UTF8.self))
+                       stderr: String(decoding: collected, as: UTF8.self), stdout: String(decoding: written, as: UTF8.self))
     }
 
     /// The threads of process `pid`, by their ids, in order.

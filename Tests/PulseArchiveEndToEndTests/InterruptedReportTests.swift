@@ -1,0 +1,57 @@
+import Foundation
+@testable import PulseTestSupport
+import Testing
+
+/// `--json` promises one object on standard output, never an empty file: a job that reads the
+/// report of a command a signal ended (a CI timeout's SIGTERM, Ctrl-C) reads why it failed.
+@Suite("--json when a signal ends the command")
+struct InterruptedReportTests {
+    /// The one JSON object `stdout` holds.
+    static func onlyObject(_ stdout: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        let lines = stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 2 && lines[1].isEmpty, "one line expected on stdout: \(stdout)", sourceLocation: sourceLocation)
+        return try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any], "\(stdout)", sourceLocation: sourceLocation)
+    }
+
+    @Test("prune --json interrupted after its first removal prints the failure object, its error the Error line's message")
+    func prune() throws {
+        let dir = try PruneTests.directory(["2021-05-01-1200", "2021-05-02-1200", "2021-05-03-1200", "2021-05-04-1200"])
+        let stopped = try KillPoints.expectStopped(["prune", dir.path, "--keep-last", "1", "--json"], at: "prune.removed:1", with: SIGINT)
+        let object = try Self.onlyObject(stopped.stdout)
+        let error = try #require(object["error"] as? String, "\(stopped.stdout)")
+        #expect(object["ok"] as? Bool == false && object.count == 2, "\(stopped.stdout)")
+        #expect(error.hasPrefix("interrupted (SIGINT) after its commit: 1 of the 3 backups the policy removes is gone"), "\(error)")
+        #expect(stopped.stderr.contains("Error: " + error), "\(stopped.stderr)")
+    }
+
+    @Test("import --json interrupted once staged prints the failure object")
+    func importStaged() throws {
+        let dir = TemporaryDirectory()
+        let stopped = try KillPoints.expectStopped(["import", Repository.sampleFormat2, "--store", dir.file("store"), "--no-backfill", "--json"],
+                                                   at: "import.staged:1", with: SIGTERM)
+        let object = try Self.onlyObject(stopped.stdout)
+        #expect(object["ok"] as? Bool == false, "\(stopped.stdout)")
+        #expect(object["error"] as? String == "interrupted (SIGTERM); its temporary files are removed", "\(stopped.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("store")))
+    }
+
+    @Test("verify --json interrupted while it reads prints its report's keys, the interruption as its one problem, roundTrip null")
+    func verifyReading() throws {
+        let stopped = try KillPoints.expectStopped(["verify", Repository.sampleFormat2, "--json"], at: "read:2", with: SIGHUP)
+        let object = try Self.onlyObject(stopped.stdout)
+        let error = try #require(object["error"] as? String, "\(stopped.stdout)")
+        #expect(error.hasPrefix("interrupted (SIGHUP)"), "\(error)")
+        #expect(object["ok"] as? Bool == false && object["roundTrip"] is NSNull, "\(stopped.stdout)")
+        #expect((object["problems"] as? [[String: Any]])?.first?["message"] as? String == error, "\(stopped.stdout)")
+    }
+
+    @Test("a signal that comes as the command prints its report: one object on stdout, the report or the failure, never both")
+    func asTheReportIsPrinted() throws {
+        // The one removal is the prune's last step: resumed, the main thread goes on to print
+        // its report while the interruption's watcher takes the signal.
+        let dir = try PruneTests.directory(["2021-05-01-1200", "2021-05-02-1200"])
+        let stopped = try KillPoints.expectStopped(["prune", dir.path, "--keep-last", "1", "--json"], at: "prune.removed:1", with: SIGINT)
+        let object = try Self.onlyObject(stopped.stdout)
+        #expect(object["ok"] as? Bool == false || object["removed"] != nil, "\(stopped.stdout)")
+    }
+}
