@@ -54,7 +54,8 @@ struct ExportCommand: Subcommand {
                                       passphraseVariableSet: console.environment[KeyOptions.variable] != nil,
                                       zone: { try ArgumentValues.timeZone(nil, environment: console.environment, commandHasOption: false) })
         if case .stream = output, isatty(STDOUT_FILENO) == 1 {
-            throw UsageError(message: "Standard output is a terminal: an archive is binary; redirect it (-o - > FILE, or a pipe) or name a file with -o")
+            let why = compressed || KeyOptions.encrypts(arguments) ? "an archive is binary" : "the plain archive is the whole store as JSON, not for reading there"
+            throw UsageError(message: "Standard output is a terminal: \(why); redirect it (-o - > FILE, or a pipe) or name a file with -o")
         }
         // More deflate threads than processors gain nothing (the bytes are the same whatever
         // their number), and each costs its stack and its own malloc arena: under an
@@ -86,13 +87,17 @@ struct ExportCommand: Subcommand {
     /// made under a `SOURCE_DATE_EPOCH` an hour ago sorted before the evening's, and
     /// `--keep-daily` removed it, the backup just made and verified, exit 0.
     static func recordedTimeWarning(_ output: ExportDestination, exportedAt: Int64, now: Int64, environment: [String: String]) -> String? {
-        let isBackup = switch output {
-        case .newFile: true
-        case .file(let path): BackupName(String(path.split(separator: "/").last ?? "")) != nil
-        case .stream: false
+        let name: BackupName? = switch output {
+        case .newFile(_, let stem, let suffix, _, _): BackupName(stem + suffix)
+        case .file(let path): BackupName(String(path.split(separator: "/").last ?? ""))
+        case .stream: nil
         }
         let (offset, overflow) = exportedAt.subtractingReportingOverflow(now)
-        guard isBackup, environment["SOURCE_DATE_EPOCH"] != nil, overflow || offset.magnitude > RetentionPolicy.clockTolerance.magnitude else { return nil }
+        guard let name, environment["SOURCE_DATE_EPOCH"] != nil, overflow || offset.magnitude > RetentionPolicy.clockTolerance.magnitude else { return nil }
+        // A time no zone's clock could have shown with the name's minute is not taken: prune
+        // dates that backup by its name (`Backup.dated`), and the recorded time changes nothing.
+        let recordedSecond = exportedAt >= 0 ? exportedAt / 1000 : (exportedAt - 999) / 1000
+        guard name.possibleInstants.contains(recordedSecond) else { return nil }
         // Rounded to the nearest unit: the variable was set a moment before now was read.
         let minutes = offset.magnitude / 60_000 + (offset.magnitude % 60_000 >= 30_000 ? 1 : 0)
         let apart = minutes < 120 ? "\(minutes) minutes" : minutes < 2_880 ? "\((minutes + 30) / 60) hours" : "\((minutes + 720) / 1_440) days"
@@ -147,7 +152,7 @@ struct ExportCommand: Subcommand {
         let directory = output ?? ""
         let stem = defaultStem(at: date, zone: try zone())
         guard let first = try BackupDirectory.nextSequence(forStem: stem, in: directory.isEmpty ? "." : directory) else {
-            throw StoreError(.refused, "\(directory.isEmpty ? "." : directory) holds a backup of the minute \(stem) with a suffix longer than export writes: name the file with -o")
+            throw StoreError(.refused, "\(directory.isEmpty ? "." : directory) holds a backup of the minute \(stem) with the highest suffix export writes (-\(BackupName.highestSequence)) or a longer one, so no next name is left: name the file with -o")
         }
         return .newFile(directory: directory, stem: stem, suffix: (compressed ? ".json.gz" : ".json") + (encrypted ? ".age" : ""), firstAttempt: first,
                         lastAttempt: BackupName.highestSequence)

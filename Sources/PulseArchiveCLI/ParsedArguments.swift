@@ -7,7 +7,7 @@ struct ParsedArguments {
     var flags: Set<String> = []
     var wantsHelp = false
 
-    /// The option's value; given more than once, the last (as most tools do).
+    /// The option's value (one given twice is refused unless it is repeatable).
     func value(_ name: String) -> String? { values[name] }
     /// Every value given for a repeatable option, in order.
     func values(_ name: String) -> [String] { allValues[name] ?? [] }

@@ -10,6 +10,8 @@ import Darwin
 /// files hold health data. Failures are `SystemError(.io)` naming the path; the codec's reader
 /// turns them into its own `ArchiveError(.io)` at its boundary.
 public final class SystemFile {
+    /// What its messages call the file: its path, or the name it was created for (an export's
+    /// partial file is named by the archive it becomes, the name a person looks for).
     public let path: String
     private(set) var fd: Int32
 
@@ -43,12 +45,14 @@ public final class SystemFile {
 
     /// `createExclusive` of `entry` in the folder open as `directory`: the folder the file
     /// goes into stays the one opened, whatever its path names meanwhile.
-    /// - Parameter path: what the file's messages call it.
+    /// - Parameters:
+    ///   - path: the file's path.
+    ///   - name: what the file's messages call it, when not its path.
     package static func createExclusive(_ entry: String, in directory: Int32, path: String, reportedAs name: String? = nil) throws -> SystemFile {
         let fd = openat(directory, entry, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw SystemError(.io, "cannot create \(name ?? path): \(errnoText())") }
         _ = fchmod(fd, 0o600)
-        return SystemFile(path: path, fd: fd)
+        return SystemFile(path: name ?? path, fd: fd)
     }
 
     /// Standard input, read like a file (a pipe cannot be rewound or reopened). A duplicate of

@@ -8,7 +8,7 @@ import Testing
 @Suite("Progress on a terminal")
 struct ProgressTests {
     /// Runs the binary under `script`, which gives it a pseudo-terminal; returns what it printed.
-    private func runOnTerminal(_ arguments: [String]) throws -> String {
+    private func runOnTerminal(_ arguments: [String], status expected: Int32 = 0) throws -> String {
         let command = ([CLI.executable] + arguments).map { "'\($0)'" }.joined(separator: " ")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
@@ -22,8 +22,21 @@ struct ProgressTests {
         try process.run()
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(process.terminationStatus == expected, "\(arguments)")
         return String(decoding: output, as: UTF8.self)
+    }
+
+    @Test("export -o - on a terminal is refused, saying why for each form: a gzip or age archive is binary, the plain one the whole store as JSON",
+          .enabled(if: Capability.enabled(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"))))
+    func archiveNotOnTerminal() throws {
+        try Capability.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "/usr/bin/script (util-linux, bsdutils) for a pseudo-terminal")
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("store"), days: 3, seed: 4, rawPacketsPerDay: 1)
+        let gzip = try runOnTerminal(["export", "--store", dir.file("store"), "-o", "-"], status: 64)
+        #expect(gzip.contains("Standard output is a terminal: an archive is binary;"), "\(gzip)")
+        let plain = try runOnTerminal(["export", "--store", dir.file("store"), "-o", "-", "--compression", "none"], status: 64)
+        #expect(plain.contains("Standard output is a terminal: the plain archive is the whole store as JSON, not for reading there;")
+                && !plain.contains("binary"), "\(plain)")
     }
 
     @Test("import, export and tables draw a progress line on a terminal, none when piped or with --quiet",

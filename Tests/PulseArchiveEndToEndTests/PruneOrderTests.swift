@@ -127,14 +127,23 @@ import PulseSystem
         #expect(Set(planned.json["removed"] as? [String] ?? []) == Set([names[0]] + names[6...9]), "\(planned.stdout)")
     }
 
-    @Test("an export of a backup under a SOURCE_DATE_EPOCH more than five minutes from now warns that prune dates it by that time; not within five minutes, not to standard output, not under another name")
+    @Test("an export of a backup under a SOURCE_DATE_EPOCH more than five minutes from now warns that prune dates it by that time; not within five minutes, not to standard output, not under another name, not when no clock could show that time with the name's minute (prune dates it by its name then)")
     func sourceDateEpochWarning() throws {
         let dir = TemporaryDirectory()
         try StoreFixtures.demoStore(dir.file("s"), days: 2)
         try FileManager.default.createDirectory(atPath: dir.file("d"), withIntermediateDirectories: false)
         let now = Int(Date().timeIntervalSince1970)
-        for (epoch, output, warns) in [(now - 3_600, dir.file("d"), true), (now + 3 * 86_400, dir.file("d/pulseloop-backup-2026-01-01-0000.json.gz"), true),
-                                       (now - 60, dir.file("d"), false), (now - 3_600, dir.file("d/reproducible.json.gz"), false), (now - 3_600, "-", false)] {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd-HHmm"
+        // A name of the minute it records (UTC), three days from now.
+        let inThreeDays = "pulseloop-backup-\(formatter.string(from: Date(timeIntervalSince1970: TimeInterval(now + 3 * 86_400)))).json.gz"
+        for (epoch, output, warns) in [(now - 3_600, dir.file("d"), true), (now + 3 * 86_400, dir.file("d/" + inThreeDays), true),
+                                       (now - 60, dir.file("d"), false), (now - 3_600, dir.file("d/reproducible.json.gz"), false), (now - 3_600, "-", false),
+                                       // Named by now's minute, recording the last second of 9999, or 1970.
+                                       (253_402_300_799, dir.file("d"), false), (0, dir.file("d"), false),
+                                       (now + 3 * 86_400, dir.file("d/pulseloop-backup-2026-01-01-0000.json.gz"), false)] {
             let result = try CLI.run(["export", "--store", dir.file("s"), "-o", output, "-q"], environment: ["SOURCE_DATE_EPOCH": String(epoch)])
             #expect(result.exitCode == 0, "\(result.stderr)")
             let warned = result.stderr.contains("warning: SOURCE_DATE_EPOCH sets the time this backup records to ")
@@ -151,8 +160,11 @@ import PulseSystem
         let f = try Fixture()
         // Exports a second apart (SOURCE_DATE_EPOCH sets the instant they record): two made in
         // one second and copied would have nothing left to order them by.
+        // Tonga (UTC+13), not Kiritimati (+14): at the world's last zone a name's minute begins
+        // exactly when the instants that can carry it do, so when the minute turned between
+        // `now` and the export's naming, the recorded time fell just outside and did not count.
         let now = Int(Date().timeIntervalSince1970)
-        let first = try f.export(zone: "Pacific/Kiritimati", environment: ["SOURCE_DATE_EPOCH": "\(now)"])
+        let first = try f.export(zone: "Pacific/Tongatapu", environment: ["SOURCE_DATE_EPOCH": "\(now)"])
         let last = try f.export(zone: "Pacific/Pago_Pago", environment: ["SOURCE_DATE_EPOCH": "\(now + 1)"])
         // Copied newest first, without -p: the older backup gets the newer file time.
         let copy = f.dir.file("copy")
@@ -213,7 +225,7 @@ import PulseSystem
             FileManager.default.createFile(atPath: f.backups + "/" + stem + "-999999999.json", contents: Data())
         }
         let result = try CLI.run(["export", "--store", f.store, "-o", f.backups, "--quiet"])
-        #expect(result.exitCode == 1 && result.stderr.contains("with a suffix longer than export writes"), "\(result.stdout)\(result.stderr)")
+        #expect(result.exitCode == 1 && result.stderr.contains("with the highest suffix export writes (-999999999) or a longer one, so no next name is left"), "\(result.stdout)\(result.stderr)")
         #expect(try f.left().count == 2)
     }
 
