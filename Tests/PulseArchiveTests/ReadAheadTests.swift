@@ -73,4 +73,37 @@ struct ReadAheadTests {
         #expect(places.isSuperset(of: ["at", "after", "in"]), "\(places)")
     }
 
+    @Test("a flipped bit in the compressed data is named as damage to the gzip file, never only as what the damaged bytes read as (invalid JSON, a UUID that is none)")
+    func damageIsNamedAsDamage() throws {
+        let seed = ProcessInfo.processInfo.environment["PULSE_TEST_SEED"].flatMap { UInt64($0) } ?? 91_204
+        print("ReadAheadTests.damageIsNamedAsDamage: PULSE_TEST_SEED=\(seed)")
+        let text = Array(try Data(contentsOf: URL(fileURLWithPath: Repository.sampleFormat1)))
+        let sink = MemorySink()
+        let writer = try GzipWriter(output: sink, level: 6, keepsTo: nil)
+        try text.withUnsafeBytes { try writer.write($0) }
+        try writer.finish()
+        let archive = Array(sink.bytes)
+        var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        func next() -> Int {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return Int(truncatingIfNeeded: state >> 11)
+        }
+        var readAsContent = 0
+        for _ in 0..<40 {
+            // Inside the deflate data: past the header (with its extra field), before the trailer.
+            let offset = 64 + next() % (archive.count - 64 - 8)
+            var damaged = archive
+            damaged[offset] ^= UInt8(1 << (next() % 8))
+            do {
+                _ = try ArchiveReader(bytes: damaged, name: "damaged.json.gz").inspect()
+                Issue.record("a flip at byte \(offset) went unnoticed")
+            } catch let error as ArchiveError {
+                #expect(error.kind == .damagedCompression, "flip at byte \(offset): \(error.kind) \(error.message)")
+                if error.message.contains("before that, its damaged bytes read as: ") { readAsContent += 1 }
+            }
+        }
+        // The case this is about happened: the content failed first, and the rest of the stream
+        // was read to name the damage.
+        #expect(readAsContent > 0, "no flip was read as content first")
+    }
 }

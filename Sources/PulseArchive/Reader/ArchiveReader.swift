@@ -61,8 +61,10 @@ public struct ArchiveReader {
                 try parse.readEnvelope(into: &visitor)
                 parse.finishSummary()
                 return parse.summary
-            } catch let error where !parse.sawFormatVersion {
-                try refineError(error)
+            } catch {
+                let error = Self.damage(behind: error, readingOn: parse.readContainerToEnd)
+                if !parse.sawFormatVersion { try refineError(error) }
+                throw error
             }
         } catch let error as ArchiveError {
             // A refusal names the file first: an import or a nightly job reads many.
@@ -88,7 +90,7 @@ public struct ArchiveReader {
             parse.finishSummary()
             return parse.summary
         } catch {
-            var refined: Error = error
+            var refined = Self.damage(behind: error, readingOn: parse.readContainerToEnd)
             if !parse.sawFormatVersion {
                 do { try refineError(error) } catch { refined = error }
             }
@@ -101,6 +103,27 @@ public struct ArchiveReader {
     public func inspect() throws -> ArchiveSummary {
         var visitor = DiscardingVisitor()
         return try read(into: &visitor)
+    }
+
+    /// What a gzip archive's content can look like when its compressed bytes were damaged:
+    /// inflated, a flipped bit reads as other text, and the parser stops on it (invalid JSON,
+    /// a UUID that is none) long before the stream's end, where the checksum would have said.
+    private static let symptomsOfDamage: Set<ArchiveError.Kind> = [
+        .notAnArchive, .unsupportedVersion, .invalidValue, .duplicateKey, .unsafeAttachmentName, .unsafeDocumentPath, .unsupportedFeature,
+    ]
+
+    /// `error`, or, when the rest of the gzip stream shows the file damaged, that damage (with
+    /// what the content read as): a nightly job is told the file changed after it was written,
+    /// not that the exporter wrote bad data. The rest is only inflated and checked; a limit or
+    /// an I/O failure on the way leaves `error` as it is.
+    private static func damage(behind error: Error, readingOn readToEnd: (() throws -> Void)?) -> Error {
+        guard let readToEnd, let symptom = error as? ArchiveError, symptomsOfDamage.contains(symptom.kind) else { return error }
+        do {
+            try readToEnd()
+        } catch let damage as ArchiveError where damage.kind == .damagedCompression {
+            return ArchiveError(.damagedCompression, "\(damage.message); before that, its damaged bytes read as: \(symptom.message)")
+        } catch {}
+        return error
     }
 
     /// Re-reads the top level for `formatVersion` and the dialect after `error`, so that the
@@ -172,6 +195,14 @@ public struct ArchiveReader {
         parser.spillDirectory = spillDirectory
         parser.keepsRowText = keepsRowText
         parser.passesRepeatedNames = passesRepeatedNames
+        if kind == .gzip {
+            parser.readContainerToEnd = {
+                var rest = [UInt8](repeating: 0, count: 64 << 10)
+                try rest.withUnsafeMutableBytes { buffer in
+                    while try counted.read(into: buffer) > 0 {}
+                }
+            }
+        }
         if size == nil {
             // A pipe's size is known at its end: what was read by then.
             parser.fileBytesAtEnd = { rawCount.count }

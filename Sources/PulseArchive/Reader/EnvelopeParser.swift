@@ -21,6 +21,8 @@ struct EnvelopeParser {
     var probeDialect: (_ key: String) throws -> ArchiveDialect = { _ in .ios }
     /// The file's size once it is read, for a source whose size is not known before (a pipe).
     var fileBytesAtEnd: (() -> Int64)?
+    /// Reads a gzip stream on to its end, where its checksum is checked; nil for plain JSON.
+    var readContainerToEnd: (() throws -> Void)?
     var unknownNames = NameTally()
     var reportRows: ((Int) -> Void)?
     var keepsRowText = false
