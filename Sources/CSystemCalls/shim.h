@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include <signal.h>
+#include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -160,6 +161,9 @@ static inline void pulse_wipe(void *bytes, size_t count) {
 #define PULSE_FATAL_LISTING 4096
 #define PULSE_FATAL_NAME 256
 #define PULSE_FATAL_OUTCOME 1024
+#define PULSE_FATAL_REPORT 8192
+/// Where the message goes in `pulse_fatal_state.report` (a control byte: none is raw in JSON).
+#define PULSE_FATAL_REPORT_MESSAGE '\x01'
 #include <termios.h>
 #include <time.h>
 #if defined(__linux__)
@@ -198,9 +202,42 @@ struct pulse_fatal_state {
     /// counted by `pulse_fatal_awaiting`), so that what the other threads do meanwhile comes first.
     int testHold;
     int awaiting;
+    /// Who writes standard output's one report (`pulse_report_claim`): 0 no one yet, 1 the
+    /// command, 2 an interruption or a fatal signal that ends it first.
+    int reportClaim;
+    /// The failure object `--json` prints when a fatal signal ends the command (set: 1), the
+    /// message's places marked with `PULSE_FATAL_REPORT_MESSAGE`.
+    int reportSet;
+    char report[PULSE_FATAL_REPORT];
 };
 
 static inline size_t pulse_fatal_state_size(void) { return sizeof(struct pulse_fatal_state); }
+
+/// Claims standard output's one report for `claimant` (1 the command, 2 what ends it): 1 when
+/// it is the claimant's (taken now, or before by the same), 0 when the other has it.
+static inline int pulse_report_claim(void *storage, int claimant) {
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&s->reportClaim, &expected, claimant, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return 1;
+    return expected == claimant;
+}
+
+/// Whether anyone has claimed standard output's report.
+static inline int pulse_report_claimed(void *storage) {
+    return __atomic_load_n(&((struct pulse_fatal_state *)storage)->reportClaim, __ATOMIC_SEQ_CST) != 0;
+}
+
+/// Sets the failure object a fatal signal prints on standard output (`--json`); 0, or -1 when
+/// it does not fit.
+static inline int pulse_fatal_set_report(void *storage, const char *report) {
+    struct pulse_fatal_state *s = (struct pulse_fatal_state *)storage;
+    size_t length = strlen(report);
+    if (length >= PULSE_FATAL_REPORT) return -1;
+    __atomic_store_n(&s->reportSet, 0, __ATOMIC_SEQ_CST);
+    memcpy(s->report, report, length + 1);
+    __atomic_store_n(&s->reportSet, 1, __ATOMIC_RELEASE);
+    return 0;
+}
 
 /// Adds `path` to what a fatal signal removes (with `ifEmpty`, only if it is an empty folder
 /// then): 0, or -1 when it is too long or every slot is in use (the next run's sweep then
@@ -324,14 +361,41 @@ static inline struct pulse_fatal_state **pulse_fatal_installed(void) {
     return &installed;
 }
 
-static inline void pulse_fatal_write(const char *text) {
-    size_t left = strlen(text);
+static inline void pulse_fatal_write_to(int descriptor, const char *text, size_t left) {
     while (left > 0) {
-        ssize_t n = write(2, text, left);
+        ssize_t n = write(descriptor, text, left);
         if (n <= 0) { if (n < 0 && errno == EINTR) continue; return; }
         text += n;
         left -= (size_t)n;
     }
+}
+
+static inline void pulse_fatal_write(const char *text) {
+    pulse_fatal_write_to(2, text, strlen(text));
+}
+
+/// Writes `text` to `descriptor` as the inside of a JSON string: `"` and `\` escaped,
+/// control bytes as `\u00XX`.
+static inline void pulse_fatal_write_json_to(int descriptor, const char *text) {
+    static const char hex[] = "0123456789abcdef";
+    for (const char *run = text;; text++) {
+        unsigned char c = (unsigned char)*text;
+        if (c != 0 && c >= 0x20 && c != '"' && c != '\\') continue;
+        pulse_fatal_write_to(descriptor, run, (size_t)(text - run));
+        if (c == 0) return;
+        char escaped[6] = { '\\', (char)c, 0, 0, 0, 0 };
+        size_t length = 2;
+        if (c < 0x20) {
+            escaped[1] = 'u'; escaped[2] = '0'; escaped[3] = '0'; escaped[4] = hex[c >> 4]; escaped[5] = hex[c & 15];
+            length = 6;
+        }
+        pulse_fatal_write_to(descriptor, escaped, length);
+        run = text + 1;
+    }
+}
+
+static inline void pulse_fatal_write_json(const char *text) {
+    pulse_fatal_write_json_to(1, text);
 }
 
 #if defined(__linux__)
@@ -428,6 +492,30 @@ static inline int pulse_fatal_remove(struct pulse_fatal_state *s, const char *pa
 /// that removes what is left and ends the process (an import hung for good on SIGINT, then
 /// SIGSEGV). The watcher's own thread takes no fatal signal sent from outside (it blocks
 /// them); one it raises itself (an abort in its removal) goes straight on.
+/// The fatal error's message (what the `Error:` line says after its prefix), on standard
+/// error, or with `json` on standard output as a JSON string's inside.
+static inline void pulse_fatal_message(struct pulse_fatal_state *s, int signal, const int *left, int leftCount, int json) {
+    void (*put)(const char *) = json ? pulse_fatal_write_json : pulse_fatal_write;
+    const char *name = signal == SIGABRT ? "SIGABRT" : signal == SIGSEGV ? "SIGSEGV" : signal == SIGBUS ? "SIGBUS"
+        : signal == SIGILL ? "SIGILL" : signal == SIGTRAP ? "SIGTRAP" : signal == SIGFPE ? "SIGFPE" : "a fatal signal";
+    put("stopped by a fatal error (");
+    put(name);
+    put(": memory ran out, or an internal fault)");
+    int committed = __atomic_load_n(&s->committedSet, __ATOMIC_ACQUIRE);
+    if (committed) {
+        put(" after its commit: ");
+        put(s->committed);
+    } else {
+        put("; the partial files and folders it was writing are removed");
+    }
+    // What could not be removed is named, never said to be gone.
+    for (int i = 0; i < leftCount; i++) {
+        put(i > 0 ? ", " : committed ? "; could not remove " : ", except ");
+        put(s->path[left[i]]);
+    }
+    if (leftCount > 0) put(committed ? ": remove it by hand" : ", which could not be: remove it by hand");
+}
+
 static inline void pulse_fatal_handler(int signal) {
     struct pulse_fatal_state *s = *pulse_fatal_installed();
     long self = pulse_fatal_thread(), none = 0;
@@ -471,25 +559,25 @@ static inline void pulse_fatal_handler(int signal) {
             }
         }
     }
-    const char *name = signal == SIGABRT ? "SIGABRT" : signal == SIGSEGV ? "SIGSEGV" : signal == SIGBUS ? "SIGBUS"
-        : signal == SIGILL ? "SIGILL" : signal == SIGTRAP ? "SIGTRAP" : signal == SIGFPE ? "SIGFPE" : "a fatal signal";
+    // `--json`'s one object first, unless the command's report has begun; a reader that
+    // takes nothing for a second does not keep the process from ending.
+    if (__atomic_load_n(&s->reportSet, __ATOMIC_ACQUIRE) && pulse_report_claim(s, 2)) {
+        struct pollfd ready = { .fd = 1, .events = POLLOUT, .revents = 0 };
+        if (poll(&ready, 1, 1000) == 1 && (ready.revents & POLLOUT)) {
+            const char *run = s->report;
+            for (const char *at = s->report;; at++) {
+                if (*at != 0 && *at != PULSE_FATAL_REPORT_MESSAGE) continue;
+                pulse_fatal_write_to(1, run, (size_t)(at - run));
+                if (*at == 0) break;
+                pulse_fatal_message(s, signal, left, leftCount, 1);
+                run = at + 1;
+            }
+            pulse_fatal_write_to(1, "\n", 1);
+        }
+    }
     pulse_fatal_write(s->terminal ? "\r\033[K" : "");
-    pulse_fatal_write("Error: stopped by a fatal error (");
-    pulse_fatal_write(name);
-    pulse_fatal_write(": memory ran out, or an internal fault)");
-    int committed = __atomic_load_n(&s->committedSet, __ATOMIC_ACQUIRE);
-    if (committed) {
-        pulse_fatal_write(" after its commit: ");
-        pulse_fatal_write(s->committed);
-    } else {
-        pulse_fatal_write("; the partial files and folders it was writing are removed");
-    }
-    // What could not be removed is named, never said to be gone.
-    for (int i = 0; i < leftCount; i++) {
-        pulse_fatal_write(i > 0 ? ", " : committed ? "; could not remove " : ", except ");
-        pulse_fatal_write(s->path[left[i]]);
-    }
-    if (leftCount > 0) pulse_fatal_write(committed ? ": remove it by hand" : ", which could not be: remove it by hand");
+    pulse_fatal_write("Error: ");
+    pulse_fatal_message(s, signal, left, leftCount, 0);
     pulse_fatal_write("\n");
     _exit(1);
 }

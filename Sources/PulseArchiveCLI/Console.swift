@@ -46,24 +46,15 @@ struct Console {
         try result(text, to: STDERR_FILENO, name: "standard error")
     }
 
-    /// Whether a report went (or began to go) to standard output, the command's or an
-    /// interruption's: a command that fails after it adds no second one (`--json` promises
-    /// one object).
-    static var wroteResult: Bool { reportClaim.withLock { $0 != .open } }
-
-    /// Who writes to standard output: the command, or an interruption that ends it before the
-    /// command began its report (`claimForInterruption`). One of them, never both.
-    private enum ReportClaim { case open, command, interruption }
-    private static let reportClaim = Locked(ReportClaim.open)
+    /// Whether a report went (or began to go) to standard output, the command's or that of
+    /// an interruption or fatal signal that ended it: a command that fails after it adds no
+    /// second one (`--json` promises one object).
+    static var wroteResult: Bool { InterruptCleanup.reportClaimed }
 
     /// Takes standard output for an interruption's report; false when the command's report
     /// has begun (a second object, or one inside the first, would break `--json`).
     static func claimForInterruption() -> Bool {
-        reportClaim.withLock { claim in
-            guard claim == .open else { return false }
-            claim = .interruption
-            return true
-        }
+        InterruptCleanup.claimReport(for: .ending)
     }
 
     /// Writes an interruption's report on standard output, waiting at most a second for room:
@@ -76,15 +67,8 @@ struct Console {
 
     private func result(_ text: String, to descriptor: Int32, name: String, escaped: Bool = true,
                         lost: String = "the command's work is done and stands; only this report is lost") throws {
-        if descriptor == STDOUT_FILENO {
-            let taken = Self.reportClaim.withLock { claim -> Bool in
-                guard claim != .interruption else { return false }
-                claim = .command
-                return true
-            }
-            // The interruption printed its report and is ending the process.
-            guard taken else { return }
-        }
+        // Not taken: an interruption or a fatal signal printed its report and is ending the process.
+        if descriptor == STDOUT_FILENO, !InterruptCleanup.claimReport(for: .command) { return }
         // Closed at the start and held by /dev/null since (`StandardStreams`): the report
         // would vanish there, while the caller is owed a failure as for any stream that
         // cannot take it.

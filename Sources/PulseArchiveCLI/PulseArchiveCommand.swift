@@ -170,6 +170,12 @@ public enum PulseArchiveCommand {
             parsedArguments = parsed
             if parsed.flag("--json") {
                 interruptionReport.withLock { $0 = { message in command.failureReport(message, arguments: parsed)?.text } }
+                // The same object for a fatal signal, whose handler fills the message in (a
+                // marker that every writer of a report leaves as it is: plain ASCII letters).
+                let marker = "PULSEFATALERRORMESSAGEMARKER"
+                if let report = command.failureReport(marker, arguments: parsed)?.text {
+                    InterruptCleanup.setFatalReport(report.replacingOccurrences(of: marker, with: InterruptCleanup.fatalReportMessage))
+                }
             }
             if parsed.wantsHelp {
                 try console.out(spec.helpText)

@@ -298,6 +298,29 @@ public enum InterruptCleanup {
     /// `pulse_fatal_state`).
     nonisolated(unsafe) private static let fatalState: UnsafeMutableRawPointer = calloc(1, pulse_fatal_state_size())!
 
+    /// Who writes standard output's one report (`--json` promises one object, never two and
+    /// never none): the command, or the interruption or fatal signal that ends it first.
+    public enum ReportClaimant: Int32 { case command = 1, ending = 2 }
+
+    /// Takes standard output's report for `claimant`: true when it is the claimant's, now or
+    /// already; false when the other has it. The fatal-signal handler claims it too, so the
+    /// claim is an atomic in its fixed storage, not a lock.
+    public static func claimReport(for claimant: ReportClaimant) -> Bool {
+        pulse_report_claim(fatalState, claimant.rawValue) == 1
+    }
+
+    /// Whether a report went (or began to go) to standard output, the command's or its end's.
+    public static var reportClaimed: Bool { pulse_report_claimed(fatalState) != 0 }
+
+    /// Where the message goes in `setFatalReport`'s text.
+    public static let fatalReportMessage = "\u{1}"
+
+    /// The failure object a fatal signal prints on standard output, `fatalReportMessage` at
+    /// each place its message goes (written by the handler, which can only copy bytes).
+    public static func setFatalReport(_ text: String) {
+        _ = pulse_fatal_set_report(fatalState, text)
+    }
+
     /// Tells the fatal-signal handler about a terminal whose echo a prompt turned off (its
     /// settings from before), or, with nil, that it is back on.
     static func recordHiddenEcho(_ terminal: (fd: Int32, saved: termios)?) {

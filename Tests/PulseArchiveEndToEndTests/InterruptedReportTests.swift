@@ -1,10 +1,11 @@
+import CSystemCalls
 import Foundation
 @testable import PulseTestSupport
 import Testing
 
 /// `--json` promises one object on standard output, never an empty file: a job that reads the
 /// report of a command a signal ended (a CI timeout's SIGTERM, Ctrl-C) reads why it failed.
-@Suite("--json when a signal ends the command")
+@Suite("--json when a signal ends the command: an interruption or a fatal signal")
 struct InterruptedReportTests {
     /// The one JSON object `stdout` holds.
     static func onlyObject(_ stdout: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
@@ -53,5 +54,45 @@ struct InterruptedReportTests {
         let stopped = try KillPoints.expectStopped(["prune", dir.path, "--keep-last", "1", "--json"], at: "prune.removed:1", with: SIGINT)
         let object = try Self.onlyObject(stopped.stdout)
         #expect(object["ok"] as? Bool == false || object["removed"] != nil, "\(stopped.stdout)")
+    }
+
+    @Test("a fatal signal (SIGABRT, as when memory runs out) ends import --json: one failure object on stdout, its error the Error line's message")
+    func fatalSignalImport() throws {
+        let dir = TemporaryDirectory()
+        let stopped = try KillPoints.stop(["import", Repository.sampleFormat2, "--store", dir.file("store"), "--no-backfill", "--json"],
+                                          at: "import.staged:1", with: SIGABRT)
+        #expect(stopped.reached && stopped.reason == .exit && stopped.status == 1, "\(stopped.stderr)")
+        let object = try Self.onlyObject(stopped.stdout)
+        let error = try #require(object["error"] as? String, "\(stopped.stdout)")
+        #expect(error == "stopped by a fatal error (SIGABRT: memory ran out, or an internal fault); the partial files and folders it was writing are removed",
+                "\(error)")
+        #expect(object["ok"] as? Bool == false && object.count == 2, "\(stopped.stdout)")
+        #expect(stopped.stderr.contains("Error: " + error), "\(stopped.stderr)")
+    }
+
+    @Test("a fatal signal ends verify --json while it reads: its report's keys, the fatal error as its one problem, roundTrip null")
+    func fatalSignalVerify() throws {
+        let stopped = try KillPoints.stop(["verify", Repository.sampleFormat2, "--json"], at: "read:2", with: SIGSEGV)
+        #expect(stopped.reached && stopped.reason == .exit && stopped.status == 1, "\(stopped.stderr)")
+        let object = try Self.onlyObject(stopped.stdout)
+        let error = try #require(object["error"] as? String, "\(stopped.stdout)")
+        #expect(error.hasPrefix("stopped by a fatal error (SIGSEGV: "), "\(error)")
+        #expect(object["ok"] as? Bool == false && object["roundTrip"] is NSNull, "\(stopped.stdout)")
+        #expect((object["problems"] as? [[String: Any]])?.first?["message"] as? String == error, "\(stopped.stdout)")
+    }
+
+    @Test("the fatal-signal handler writes a message into the report as a JSON string's inside: quotes, backslashes, every control byte, non-ASCII text")
+    func handlerEscapesJSON() throws {
+        let texts = ["plain", "a \"quoted\" name", #"back\slash\"#, String((1...31).map { Character(Unicode.Scalar(UInt8($0))) }),
+                     "\u{7F}del, tab\tnew\nline", "Zürich/日本/🙂.json.gz", "out/.t.staging-12, except \"x\""]
+        for text in texts {
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            pulse_fatal_write_json_to(ends[1], text)
+            close(ends[1])
+            let written = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true).readDataToEndOfFile()
+            let decoded = try JSONSerialization.jsonObject(with: Data("\"".utf8) + written + Data("\"".utf8), options: .fragmentsAllowed) as? String
+            #expect(decoded == text, "\(text.debugDescription) came back as \(String(decoding: written, as: UTF8.self).debugDescription)")
+        }
     }
 }
