@@ -55,11 +55,11 @@ public struct BackupDirectory {
         defer { close(directory) }
         var info = stat()
         if fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
-            return errno == ENOENT ? .vanished : .failed("Cannot read \(path)/\(name): \(errnoText())")
+            return errno == ENOENT ? .vanished : .failed("cannot read \(path)/\(name): \(errnoText())")
         }
         guard info.st_mode & S_IFMT == S_IFREG else { return .notRegularFile }
         if unlinkat(directory, name, 0) != 0 {
-            return errno == ENOENT ? .vanished : .failed("Cannot remove \(path)/\(name): \(errnoText())")
+            return errno == ENOENT ? .vanished : .failed("cannot remove \(path)/\(name): \(errnoText())")
         }
         return .removed
     }
@@ -71,14 +71,14 @@ public struct BackupDirectory {
         guard listing >= 0, let stream = fdopendir(listing) else {
             let text = errnoText()
             if listing >= 0 { close(listing) }
-            throw SystemError(.io, "Cannot list the directory \(path): \(text)")
+            throw SystemError(.io, "cannot list the directory \(path): \(text)")
         }
         defer { closedir(stream) }
         var names: [String] = []
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
-                if errno != 0 { throw SystemError(.io, "Cannot list the directory \(path): \(errnoText())") }
+                if errno != 0 { throw SystemError(.io, "cannot list the directory \(path): \(errnoText())") }
                 return names
             }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -92,9 +92,9 @@ public struct BackupDirectory {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
             switch errno {
-            case ENOENT: throw SystemError(.io, "The directory \(path) does not exist")
+            case ENOENT: throw SystemError(.io, "there is no directory \(path)")
             case ENOTDIR: throw SystemError(.io, "\(path) is not a directory")
-            default: throw SystemError(.io, "Cannot open the directory \(path): \(errnoText())")
+            default: throw SystemError(.io, "cannot open the directory \(path): \(errnoText())")
             }
         }
         return fd
