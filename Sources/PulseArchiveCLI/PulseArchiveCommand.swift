@@ -72,8 +72,10 @@ public enum PulseArchiveCommand {
             let message = "interrupted (\(name))\(what)"
             // `--json` promises one object on standard output: the failure's, if the command's
             // report had not begun.
-            if let report = interruptionReport.withLock({ $0 })?(message), Console.claimForInterruption() {
-                Console.writeInterruptionReport(report)
+            if let template = failureReportTemplate.withLock({ $0 }), Console.claimForInterruption() {
+                let quoted = JSONReport.string(message).text
+                Console.writeInterruptionReport(template.replacingOccurrences(of: InterruptCleanup.fatalReportMessage,
+                                                                              with: String(quoted.dropFirst().dropLast())))
             }
             console.errRaw((console.stderrIsTerminal ? "\r\u{1B}[K" : "") + "Error: " + message)
         }
@@ -138,9 +140,11 @@ public enum PulseArchiveCommand {
         return length
     }
 
-    /// What `--json` prints on standard output when a signal ends the command (given the
-    /// message its `Error:` line says), set once the arguments are read.
-    private static let interruptionReport = Locked<(@Sendable (String) -> String?)?>(nil)
+    /// What `--json` prints on standard output when a signal ends the command, the message its
+    /// `Error:` line says going where `InterruptCleanup.fatalReportMessage` stands: set once
+    /// the arguments are read, here for an interruption and in the fatal-signal handler's
+    /// storage (which can only copy bytes) for a fatal signal.
+    private static let failureReportTemplate = Locked<String?>(nil)
 
     /// Runs one command line; returns the exit code.
     static func run(_ arguments: [String], console: Console) -> Int32 {
@@ -168,14 +172,13 @@ public enum PulseArchiveCommand {
         do {
             let parsed = try ParsedArguments(Array(arguments.dropFirst()), spec: spec)
             parsedArguments = parsed
-            if parsed.flag("--json") {
-                interruptionReport.withLock { $0 = { message in command.failureReport(message, arguments: parsed)?.text } }
-                // The same object for a fatal signal, whose handler fills the message in (a
-                // marker that every writer of a report leaves as it is: plain ASCII letters).
-                let marker = "PULSEFATALERRORMESSAGEMARKER"
-                if let report = command.failureReport(marker, arguments: parsed)?.text {
-                    InterruptCleanup.setFatalReport(report.replacingOccurrences(of: marker, with: InterruptCleanup.fatalReportMessage))
-                }
+            // A marker every writer of a report leaves as it is (plain ASCII letters), then
+            // the one byte the handler looks for.
+            let marker = "PULSEFAILUREMESSAGEMARKER"
+            if parsed.flag("--json"), let report = command.failureReport(marker, arguments: parsed)?.text {
+                let template = report.replacingOccurrences(of: marker, with: InterruptCleanup.fatalReportMessage)
+                failureReportTemplate.withLock { $0 = template }
+                InterruptCleanup.setFatalReport(template)
             }
             if parsed.wantsHelp {
                 try console.out(spec.helpText)
