@@ -108,8 +108,9 @@ public struct ArchiveReader {
     /// What a gzip archive's content can look like when its compressed bytes were damaged:
     /// inflated, a flipped bit reads as other text, and the parser stops on it (invalid JSON,
     /// a UUID that is none) long before the stream's end, where the checksum would have said.
+    /// Not a newer `formatVersion`: that refusal comes before any data is read, and stays so.
     private static let symptomsOfDamage: Set<ArchiveError.Kind> = [
-        .notAnArchive, .unsupportedVersion, .invalidValue, .duplicateKey, .unsafeAttachmentName, .unsafeDocumentPath, .unsupportedFeature,
+        .notAnArchive, .invalidValue, .duplicateKey, .unsafeAttachmentName, .unsafeDocumentPath, .unsupportedFeature,
     ]
 
     /// `error`, or, when the rest of the gzip stream shows the file damaged, that damage (with
