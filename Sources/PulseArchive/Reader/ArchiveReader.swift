@@ -90,11 +90,15 @@ public struct ArchiveReader {
             parse.finishSummary()
             return parse.summary
         } catch {
+            // The summary counts what was parsed, as a plain file's does, not what was
+            // inflated after it to look for damage.
+            let parsedBytes = parse.counted.count
             var refined = Self.damage(behind: error, readingOn: parse.readContainerToEnd)
             if !parse.sawFormatVersion {
                 do { try refineError(error) } catch { refined = error }
             }
             parse.finishSummary()
+            parse.summary.jsonBytes = parsedBytes
             throw Interrupted(error: refined, problems: parse.problems.problems, summary: parse.summary)
         }
     }
