@@ -67,20 +67,30 @@ struct Console {
 
     private func result(_ text: String, to descriptor: Int32, name: String, escaped: Bool = true,
                         lost: String = "the command's work is done and stands; only this report is lost") throws {
-        // Not taken: an interruption or a fatal signal printed its report and is ending the process.
-        if descriptor == STDOUT_FILENO, !InterruptCleanup.claimReport(for: .command) { return }
-        // Closed at the start and held by /dev/null since (`StandardStreams`): the report
-        // would vanish there, while the caller is owed a failure as for any stream that
-        // cannot take it.
-        if StandardStreams.closedAtStart.contains(descriptor) {
-            throw SystemError(.io, "cannot write \(name): it was closed (\(descriptor == STDOUT_FILENO ? ">&-" : "2>&-")); \(lost)")
-        }
-        do {
-            try Self.emit((escaped ? ShownText.escapingControls(text) : text) + "\n", to: descriptor, name: name)
-        } catch {
-            throw SystemError(.io, "\(error.message); \(lost)")
+        try InterruptCleanup.writingReport { stopPending in
+            // Not taken: an interruption or a fatal signal printed its report and is ending the process.
+            if descriptor == STDOUT_FILENO, !InterruptCleanup.claimReport(for: .command) { return }
+            // Closed at the start and held by /dev/null since (`StandardStreams`): the report
+            // would vanish there, while the caller is owed a failure as for any stream that
+            // cannot take it.
+            if StandardStreams.closedAtStart.contains(descriptor) {
+                throw SystemError(.io, "cannot write \(name): it was closed (\(descriptor == STDOUT_FILENO ? ">&-" : "2>&-")); \(lost)")
+            }
+            do {
+                try withoutActuallyEscaping(stopPending) { stopPending in
+                    try Self.emit((escaped ? ShownText.escapingControls(text) : text) + "\n", to: descriptor, name: name,
+                                  givingUpAfterASignal: stopPending)
+                }
+            } catch let error as SystemError {
+                throw SystemError(.io, "\(error.message); \(lost)")
+            }
         }
     }
+
+    /// How long a report's reader may take nothing, once a signal waits for the report to end,
+    /// before the rest is dropped and the process ends: in waits of `readerPollMilliseconds`.
+    private static let readerPatience = 25
+    private static let readerPollMilliseconds: Int32 = 200
 
     /// Writes a message line, control characters escaped as by `out`.
     /// A message nobody may be able to read (standard error closed) is dropped.
@@ -99,16 +109,37 @@ struct Console {
     }
 
     /// Every line printed passes here: a secret key in it is cut out (`SecretKeyText`).
-    private static func emit(_ text: String, to descriptor: Int32, name: String) throws(SystemError) {
+    /// - Parameter givingUpAfterASignal: for a report written with signals held off: the text
+    ///   goes out a page at a time once the descriptor has room, and is dropped when this is
+    ///   true and the reader has taken nothing for `readerPatience` waits (5 s), so that a
+    ///   reader that stopped cannot keep a Ctrl-C from ending the process.
+    private static func emit(_ text: String, to descriptor: Int32, name: String,
+                             givingUpAfterASignal stopPending: (() -> Bool)? = nil) throws(SystemError) {
         let bytes = Array(SecretKeyText.redacted(text).utf8)
         var offset = 0
+        var idleWaits = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            var length = bytes.count - offset
+            if let stopPending {
+                var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                let polled = poll(&ready, 1, readerPollMilliseconds)
+                if polled == 0 || (polled < 0 && errno == EINTR) {
+                    if stopPending() {
+                        idleWaits += 1
+                        if idleWaits >= readerPatience { return }
+                    }
+                    continue
+                }
+                // At most a page: a pipe with room for one takes it without blocking.
+                length = min(length, 4096)
+            }
+            let n = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, length) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw SystemError(.io, "cannot write \(name): \(errnoText())")
             }
             offset += n
+            idleWaits = 0
         }
     }
 

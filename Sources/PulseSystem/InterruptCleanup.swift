@@ -171,6 +171,18 @@ public enum InterruptCleanup {
         report()
     }
 
+    /// Runs `write`, a command's report going out, with an interruption and a fatal signal held
+    /// off, so that a signal ends the process after the report (which is then whole) or before
+    /// it (its own report in its place), never halfway: a 400 KB `readiness --json` that a
+    /// SIGTERM cut at the pipe's 64 KiB was no object at all. `write` gets `stopPending`, true
+    /// once a signal waits for it, so that a reader that stopped taking the report cannot keep
+    /// the process from ending.
+    public static func writingReport(_ write: (_ stopPending: () -> Bool) throws -> Void) rethrows {
+        holdOffBothSignals()
+        defer { endHoldOffBothSignals() }
+        try write { stopSignalPending() }
+    }
+
     /// Holds off both an interruption (its lock) and a fatal signal (the handler's commit
     /// counter) for a step that must run wholly or not at all, or, when either has come first,
     /// waits for it to end the process.

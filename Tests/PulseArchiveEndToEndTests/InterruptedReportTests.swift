@@ -1,5 +1,6 @@
 import CSystemCalls
 import Foundation
+@testable import PulseStoreTestSupport
 @testable import PulseTestSupport
 import Testing
 
@@ -54,6 +55,59 @@ struct InterruptedReportTests {
         let stopped = try KillPoints.expectStopped(["prune", dir.path, "--keep-last", "1", "--json"], at: "prune.removed:1", with: SIGINT)
         let object = try Self.onlyObject(stopped.stdout)
         #expect(object["ok"] as? Bool == false || object["removed"] != nil, "\(stopped.stdout)")
+    }
+
+    /// `readiness --json` of ten years (about 400 KB, six times what a pipe holds) through a
+    /// pipe whose reader has taken its first byte, so that the command is halfway through
+    /// writing the report when the signal comes.
+    static func readinessReportUnderWay(in dir: TemporaryDirectory) throws -> (process: Process, out: FileHandle, first: Data, stderr: () -> String) {
+        let store = dir.file("store")
+        try StoreFixtures.demoStore(store, days: 3)
+        let process = CLI.process(["readiness", "--store", store, "--json", "--days", "3650", "--timezone", "UTC"])
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let group = DispatchGroup()
+        nonisolated(unsafe) var errData = Data()
+        group.enter()
+        DispatchQueue.global().async {
+            errData = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let first = out.fileHandleForReading.readData(ofLength: 1)
+        return (process, out.fileHandleForReading, first, { group.wait(); return String(decoding: errData, as: UTF8.self) })
+    }
+
+    @Test("a signal while a long report goes out waits for its end: readiness --json through a pipe is one whole object, and the command ends by the signal")
+    func signalDuringALongReport() throws {
+        let dir = TemporaryDirectory()
+        let run = try Self.readinessReportUnderWay(in: dir)
+        #expect(kill(run.process.processIdentifier, SIGTERM) == 0)
+        let stdout = run.first + run.out.readDataToEndOfFile()
+        run.process.waitUntilExit()
+        let stderr = run.stderr()
+        #expect(run.process.terminationReason == .uncaughtSignal && run.process.terminationStatus == SIGTERM, "\(stderr)")
+        let object = try Self.onlyObject(String(decoding: stdout, as: UTF8.self))
+        #expect((object["days"] as? [Any])?.count == 3650, "\(stdout.count) bytes; \(stderr)")
+    }
+
+    @Test("a reader that stops taking a long report cannot keep a signal from ending the command: it ends by the signal within a bounded wait")
+    func stalledReaderDoesNotHoldTheEnd() throws {
+        let dir = TemporaryDirectory()
+        let run = try Self.readinessReportUnderWay(in: dir)
+        #expect(kill(run.process.processIdentifier, SIGTERM) == 0)
+        // Nothing more is read; the command gives the reader 5 s.
+        var waits = 0
+        while run.process.isRunning && waits < 600 {
+            usleep(100_000)
+            waits += 1
+        }
+        #expect(!run.process.isRunning, "still running 60 s after SIGTERM with its report's reader stalled")
+        if run.process.isRunning { run.process.terminate() }
+        run.out.closeFile()
+        run.process.waitUntilExit()
+        #expect(run.process.terminationReason == .uncaughtSignal && run.process.terminationStatus == SIGTERM, "\(run.stderr())")
     }
 
     @Test("a fatal signal (SIGABRT, as when memory runs out) ends import --json: one failure object on stdout, its error the Error line's message")
