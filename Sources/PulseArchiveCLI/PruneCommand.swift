@@ -86,6 +86,9 @@ struct PruneCommand: Subcommand {
             throw Refusal(description: "refusing to prune: the keys given do not open the newest archive \(refusal.path) (\(cause)); nothing was removed. Give --identity or the passphrase it was encrypted with (or no key, to check it as far as its header), then prune again")
         } catch let refusal as UnreadableNewestArchive where refusal.reason == .needsKey {
             throw Refusal(description: "refusing to prune: \(refusal.cause); nothing was removed. Give --identity or the passphrase (--passphrase-file, \(KeyOptions.variable)) to read it all the way, then prune again")
+        } catch let refusal as UnreadableNewestArchive where refusal.reason == .couldNotCheck {
+            let cause = ErrorAdvice.message(refusal.cause, command: Self.spec.name)
+            throw Refusal(description: "refusing to prune: the newest archive \(refusal.path) could not be checked, for no fault of its own (\(cause)); nothing was removed. Prune again when the machine has what it lacked")
         } catch let refusal as UnreadableNewestArchive {
             let cause = ErrorAdvice.message(refusal.cause, command: Self.spec.name)
             throw Refusal(description: "refusing to prune: the newest archive \(refusal.path) does not read (\(cause)); nothing was removed. Replace it with a good backup or move it out of the directory, then prune again")

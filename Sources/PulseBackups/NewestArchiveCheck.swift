@@ -2,7 +2,7 @@ import PulseAge
 import PulseArchive
 import PulseSystem
 
-/// The newest archive did not read: `prune` removes nothing, so a broken backup never causes
+/// The newest archive did not read, or could not be checked: `prune` removes nothing, so a broken backup never causes
 /// the good ones before it to be deleted.
 public struct UnreadableNewestArchive: Error, CustomStringConvertible {
     /// Why it was refused: each asks for another remedy.
@@ -12,6 +12,9 @@ public struct UnreadableNewestArchive: Error, CustomStringConvertible {
         /// Encrypted, no key given, and its header records no length: it may be whole, but
         /// nothing short of the key can tell.
         case needsKey
+        /// The machine failed the check (memory, threads, room in the temporary directory):
+        /// nothing is known of the archive, which may well be sound.
+        case couldNotCheck
         /// Encrypted, and the keys given do not open it (no identity matches, a wrong
         /// passphrase): the backup may be sound; the key is not its key.
         case keysDoNotOpen
@@ -34,6 +37,8 @@ public struct UnreadableNewestArchive: Error, CustomStringConvertible {
             "refusing to prune: \(cause); nothing was removed. Give a key to read it all the way, then prune again"
         case .keysDoNotOpen:
             "refusing to prune: the keys given do not open the newest archive \(path) (\(cause)); nothing was removed. Give the key it was encrypted with, then prune again"
+        case .couldNotCheck:
+            "refusing to prune: the newest archive \(path) could not be checked, for no fault of its own (\(cause)); nothing was removed. Prune again when the machine has what it lacked"
         case .unreadable:
             "refusing to prune: the newest archive \(path) does not read (\(cause)); nothing was removed. Replace it with a good backup (or move it out of the directory), then prune again"
         }
@@ -96,7 +101,7 @@ public enum NewestArchiveCheck {
             // public keys, or the reverse).
             throw UnreadableNewestArchive(path: path, cause: error, reason: .keysDoNotOpen)
         } catch {
-            throw UnreadableNewestArchive(path: path, cause: error)
+            throw UnreadableNewestArchive(path: path, cause: error, reason: MachineFailure.caused(error) ? .couldNotCheck : .unreadable)
         }
     }
 }

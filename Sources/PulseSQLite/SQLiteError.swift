@@ -28,3 +28,8 @@ public enum SQLiteErrorKind: String, Sendable {
         }
     }
 }
+
+extension SQLiteErrorKind: MachineFailureKind {
+    /// SQLite without what it needs from the system (`unavailable`).
+    public var isMachineFailure: Bool { self == .unavailable }
+}

@@ -28,7 +28,7 @@ public enum ArchiveVerifier {
             return try PulseStore.withReadAccess(storeDirectory) { store in
                 try verify(reader, against: store, timeZone: timeZone)
             }
-        } catch where VerifyError.isMachines(error) {
+        } catch where MachineFailure.caused(error) {
             throw VerifyError.couldNotFinish(error)
         }
     }
@@ -45,7 +45,7 @@ public enum ArchiveVerifier {
         let summary: ArchiveSummary
         do {
             summary = try reader.collectProblems(into: &visitor)
-        } catch let interrupted as ArchiveReader.Interrupted where VerifyError.isMachines(interrupted.error) {
+        } catch let interrupted as ArchiveReader.Interrupted where MachineFailure.caused(interrupted.error) {
             // The scratch work failed (a run file, the temporary database), not the archive.
             _ = worker.stop()
             throw VerifyError.couldNotFinish(interrupted.error)
@@ -133,7 +133,7 @@ public enum ArchiveVerifier {
             let document: ClassifiedDocument
             do {
                 document = try tree.classify(path)
-            } catch where VerifyError.isMachines(error) {
+            } catch where MachineFailure.caused(error) {
                 throw error
             } catch {
                 report.error("documents", "\(path): cannot be read back: \(error)")

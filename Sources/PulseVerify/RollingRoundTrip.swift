@@ -89,7 +89,7 @@ final class RollingRoundTrip {
         guard failure == nil else { return }
         do {
             try writer.add(row, to: table)
-        } catch where VerifyError.isMachines(error) {
+        } catch where MachineFailure.caused(error) {
             throw error
         } catch {
             failure = "round trip: \(table.key)[\(index)] could not be restored: \(error)"
@@ -205,7 +205,7 @@ final class RollingRoundTrip {
         } catch let error as ArchiveError where error.kind == .io {
             // The copy is verify's own scratch file: failing to read it is the machine's doing.
             throw VerifyError.couldNotFinish(error)
-        } catch where VerifyError.isMachines(error) {
+        } catch where MachineFailure.caused(error) {
             throw error
         } catch {
             failure = "round trip: the restored \(content.extensionTable?.rawValue ?? "settings, attachments and documents") could not be exported and read back: \(error)"

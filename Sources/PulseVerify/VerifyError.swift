@@ -17,20 +17,14 @@ public enum VerifyErrorKind: String, Sendable {
 }
 
 extension VerifyError {
-    /// Whether `error` is the machine's failure rather than the archive's: a system call
-    /// (`SystemError`), SQLite without what it needs (`.unavailable`), a scratch file cut short.
-    static func isMachines(_ error: any Error) -> Bool {
-        switch error {
-        case is SystemError: true
-        case let error as SQLiteError: error.kind == .unavailable
-        case is VerifyError: true
-        default: false
-        }
-    }
-
     /// `error` as verify's failure to finish, saying that the archive is not judged.
     static func couldNotFinish(_ error: any Error) -> VerifyError {
         if let error = error as? VerifyError, error.kind == .couldNotFinish { return error }
         return VerifyError(.couldNotFinish, "verify could not finish, for no fault of the archive (which it neither passes nor fails): \(error)")
     }
+}
+
+extension VerifyErrorKind: MachineFailureKind {
+    /// Both: a scratch file cut short is the disk's doing, not the archive's.
+    public var isMachineFailure: Bool { true }
 }

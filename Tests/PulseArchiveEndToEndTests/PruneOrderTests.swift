@@ -222,7 +222,7 @@ import PulseSystem
     func lastSuffix() throws {
         let f = try Fixture()
         for stem in Self.stemsOfThisMinuteAndNext() {
-            FileManager.default.createFile(atPath: f.backups + "/" + stem + "-999999999.json", contents: Data())
+            #expect(FileManager.default.createFile(atPath: f.backups + "/" + stem + "-999999999.json", contents: Data()))
         }
         let result = try CLI.run(["export", "--store", f.store, "-o", f.backups, "--quiet"])
         #expect(result.exitCode == 1 && result.stderr.contains("with the highest suffix export writes (-999999999) or a longer one, so no next name is left"), "\(result.stdout)\(result.stderr)")
@@ -253,7 +253,7 @@ import PulseSystem
             (headerEnd + 16 + 65_552 + 16, "no more than a tag"),
         ]
         for (length, message) in cuts {
-            FileManager.default.createFile(atPath: f.backups + "/" + newest, contents: Data(bytes.prefix(length)))
+            #expect(FileManager.default.createFile(atPath: f.backups + "/" + newest, contents: Data(bytes.prefix(length))))
             let result = try CLI.run(["prune", f.backups, "--keep-last", "1"], environment: ["TZ": "UTC"])
             #expect(result.exitCode == 1, "\(length): \(result.stdout)")
             #expect(result.stderr.contains("nothing was removed") && result.stderr.contains(message), "\(length): \(result.stderr)")
@@ -267,7 +267,7 @@ import PulseSystem
         let lengths = [headerEnd + 16 + 65_552, headerEnd + 16 + 2 * 65_552, bytes.count - 1]
             + (0..<12).map { _ in Int.random(in: (headerEnd + 16 + 17)..<(bytes.count - 1), using: &generator) }
         for length in lengths {
-            FileManager.default.createFile(atPath: f.backups + "/" + newest, contents: Data(bytes.prefix(length)))
+            #expect(FileManager.default.createFile(atPath: f.backups + "/" + newest, contents: Data(bytes.prefix(length))))
             let result = try CLI.run(["prune", f.backups, "--keep-last", "1"], environment: ["TZ": "UTC"])
             #expect(result.exitCode == 1 && result.stderr.contains("records \(bytes.count - headerEnd): it was cut short"),
                     "seed \(seed), cut at \(length) of \(bytes.count): \(result.stderr)")

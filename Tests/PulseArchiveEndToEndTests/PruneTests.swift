@@ -319,6 +319,25 @@ import PulseSystem
         }
     }
 
+    @Test("a newest archive the machine could not check (no temporary directory to stage it in) is not called unreadable: nothing is removed, and the archive is not blamed (review h96)")
+    func theMachineFailingTheCheckIsNotTheArchive() throws {
+        // Documents, which the check stages in $TMPDIR (the sample archive has none).
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("store"), days: 2)
+        for stamp in ["2021-01-01-0000", "2021-01-02-0000"] {
+            _ = try StoreFixtures.export(dir.file("store"), to: dir.file(Self.name(stamp)))
+        }
+        try FileManager.default.removeItem(atPath: dir.file("store"))
+        let before = try Self.listing(dir.path)
+        let result = try CLI.run(["prune", dir.path, "--keep-last", "1"], environment: ["TMPDIR": dir.file("no-such-folder")])
+        #expect(result.exitCode == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("the newest archive \(dir.path)/\(Self.name("2021-01-02-0000")) could not be checked, for no fault of its own ("),
+                "\(result.stderr)")
+        #expect(result.stderr.contains("no-such-folder") && result.stderr.contains("nothing was removed"), "\(result.stderr)")
+        #expect(!result.stderr.contains("does not read") && !result.stderr.contains("Replace it"), "\(result.stderr)")
+        #expect(try Self.listing(dir.path) == before)
+    }
+
     @Test func anEncryptedNewestIsCheckedByItsAgeHeader() throws {
         let dir = try Self.directory(["2021-01-01-0000", "2021-01-02-0000"])
         let age = Self.prefix + "2021-01-03-0000.json.gz.age"

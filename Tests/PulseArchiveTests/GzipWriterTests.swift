@@ -211,4 +211,10 @@ struct GzipWriterTests {
             }
         }
     }
+
+    @Test("zlib running out of memory is said as such, not as a bare status (review h96: 'zlib status -4' under ulimit -v)")
+    func memoryErrorIsNamed() {
+        #expect(ZlibStatus.describe(-4) == "out of memory (zlib Z_MEM_ERROR)")
+        #expect(ZlibStatus.describe(-2) == "zlib status -2")
+    }
 }

@@ -58,7 +58,7 @@ final class BlockDeflater {
         let status = deflateInit2_(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY,
                                    ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
-            throw ArchiveError(.io, "cannot start the gzip encoder (zlib status \(status))")
+            throw ArchiveError(.io, "cannot start the gzip encoder: \(ZlibStatus.describe(status))")
         }
         started = true
     }
@@ -108,7 +108,7 @@ final class BlockDeflater {
                     return CZlib.deflate(stream, flush)
                 }
                 guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
-                    throw ArchiveError(.io, "gzip compression failed (zlib status \(status))")
+                    throw ArchiveError(.io, "gzip compression failed: \(ZlibStatus.describe(status))")
                 }
                 let left = Int(stream.pointee.avail_out)
                 produced += room - left
@@ -123,6 +123,6 @@ final class BlockDeflater {
     }
 
     private func check(_ status: Int32, _ step: String) throws {
-        guard status == Z_OK else { throw ArchiveError(.io, "gzip compression failed (zlib status \(status) \(step))") }
+        guard status == Z_OK else { throw ArchiveError(.io, "gzip compression failed \(step): \(ZlibStatus.describe(status))") }
     }
 }

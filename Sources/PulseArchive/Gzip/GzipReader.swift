@@ -49,7 +49,7 @@ public final class GzipReader: ByteSource {
         // Every property is set: from here a throw runs `deinit`, the one place that frees.
         let status = inflateInit2_(stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
-            throw ArchiveError(.io, "cannot start the gzip decoder of \(name) (zlib status \(status))")
+            throw ArchiveError(.io, "cannot start the gzip decoder of \(name): \(ZlibStatus.describe(status))")
         }
         started = true
     }
