@@ -189,7 +189,9 @@ enum AgeUnwrap {
             if let i = counts.firstIndex(where: { $0.0 == stanza.type }) { counts[i].1 += 1 } else { counts.append((stanza.type, 1)) }
         }
         let shown = counts.prefix(8).map { $0.1 > 1 ? "\($0.0) ×\($0.1)" : $0.0 }.joined(separator: ", ") + (counts.count > 8 ? ", …" : "")
-        let given = keys.identities.isEmpty ? "no identity was given" : "none of the \(keys.identities.count) identities given opens it"
+        // A stanza whose sealed file key was damaged reads exactly as one for another key.
+        let given = keys.identities.isEmpty ? "no identity was given"
+            : "none of the \(keys.identities.count) identities given opens it (or its header was damaged, which reads the same: try the key on another copy)"
         return AgeError(.noIdentityMatches, "\(name): no identity matches: the file is encrypted to \(stanzas.count) stanza(s) of type \(shown.isEmpty ? "none" : shown), and \(given)")
     }
 
@@ -213,7 +215,7 @@ enum AgeUnwrap {
         defer { passphrase.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
         let wrapKey = try LibCrypto.scrypt(passphrase: passphrase, salt: scryptLabel + salt, logN: logN)
         guard let fileKey = try open(stanza.body, wrapKey: wrapKey) else {
-            throw AgeError(.wrongPassphrase, "\(name): wrong passphrase (the passphrase does not open the file)")
+            throw AgeError(.wrongPassphrase, "\(name): wrong passphrase (the passphrase does not open the file; a damaged header reads the same: try it on another copy)")
         }
         return fileKey
     }

@@ -281,6 +281,13 @@ struct EncryptionCLITests {
         macChanged[macStart] = macChanged[macStart] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         var headerDamaged = encrypted
         headerDamaged[22] = UInt8(ascii: "?")  // in "-> X25519 …"
+        // The sealed file key of the X25519 stanza (its body's first character): the right
+        // identity no longer opens it, which no reader can tell from another key's stanza.
+        var bodyDamaged = encrypted
+        let stanzaLine = try #require(encrypted.indices.first { encrypted[$0...].starts(with: Array("\n-> X25519 ".utf8)) }) + 1
+        let bodyStart = try #require(encrypted[stanzaLine...].firstIndex(of: 0x0A)) + 1
+        bodyDamaged[bodyStart] = bodyDamaged[bodyStart] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        f.dir.write("body.json.gz.age", Data(bodyDamaged))
         let cut = Array(encrypted.prefix(headerEnd + 16 + 2 * 65_552))
         f.dir.write("flipped.json.gz.age", Data(lastChunkFlipped))
         f.dir.write("mac.json.gz.age", Data(macChanged))
@@ -296,9 +303,10 @@ struct EncryptionCLITests {
         f.dir.write("right.txt", "the right one\n")
         _ = try Self.sh("chmod 600 *.txt", in: f.dir)
         let cases: [(file: String, key: String, expected: String)] = [
-            ("pass.json.gz.age", "--passphrase-file wrong.txt", "pass.json.gz.age: wrong passphrase"),
+            ("pass.json.gz.age", "--passphrase-file wrong.txt", "pass.json.gz.age: wrong passphrase (the passphrase does not open the file; a damaged header reads the same: try it on another copy)"),
             ("enc.json.gz.age", "-i other.txt", "enc.json.gz.age: no identity matches: the file is encrypted to 1 stanza(s) of type X25519"),
             ("header.json.gz.age", "-i key.txt", "header.json.gz.age: the age header is damaged"),
+            ("body.json.gz.age", "-i key.txt", "body.json.gz.age: no identity matches: the file is encrypted to 1 stanza(s) of type X25519, and none of the 1 identities given opens it (or its header was damaged, which reads the same: try the key on another copy)"),
             ("mac.json.gz.age", "-i key.txt", "mac.json.gz.age: the age header's MAC does not match"),
             ("flipped.json.gz.age", "-i key.txt", "flipped.json.gz.age: chunk \(chunkCount - 1) at offset \(headerEnd + 16 + (chunkCount - 1) * 65_552) fails its authentication tag"),
             ("cut.json.gz.age", "-i key.txt", "cut.json.gz.age: the file ends after chunk 1 without a final chunk (at offset \(headerEnd + 16 + 2 * 65_552)): it was cut short"),
