@@ -98,6 +98,11 @@ struct DatesAndNumbersTests {
                           naming: ".createdAt", "after the years 0000–9999")
         try expectRefused(try EdgeArchives.ios(#""exportedAt":"[^"]*""#, #""exportedAt":"0000-01-01T00:00:00+14:00""#),
                           naming: "exportedAt", "before the years 0000–9999")
+        // A number there is the Android port's epoch milliseconds: the rule and what was found.
+        for literal in ["1e400", "1.5", "9223372036854775808"] {
+            try expectRefused(try EdgeArchives.ios(#""exportedAt":"[^"]*""#, #""exportedAt":\#(literal)"#),
+                              naming: "exportedAt", "expected epoch milliseconds, a whole number within 64 bits; found \(literal)")
+        }
     }
 
     @Test("the first and last instants of the years 0000–9999 import, export and import again unchanged")
@@ -128,7 +133,7 @@ struct DatesAndNumbersTests {
             let created = field == "createdAt" ? value : "1772175600000"
             let extra = field == "createdAt" ? "" : #","\#(field)":\#(value)"#
             try expectRefused(EdgeArchives.android(["mealEntries": #"[{"id":"m1","createdAt":\#(created),"updatedAt":0\#(extra)}]"#]),
-                              naming: "mealEntries[0].\(field)", "expected epoch milliseconds")
+                              naming: "mealEntries[0].\(field)", value == "1e20" ? "expected epoch milliseconds, a whole number within 64 bits; found 1e20" : "expected epoch milliseconds")
         }
         try expectRefused(EdgeArchives.android(["foodProducts": #"[{"code":"4006040000000","createdAt":"2026-03-10"}]"#]),
                           naming: "foodProducts[0].createdAt", "expected epoch milliseconds")

@@ -197,7 +197,10 @@ public enum AndroidDialect {
     /// An Android date: integer epoch milliseconds within the one date range
     /// (`ArchiveDate.representable`).
     static func epochMillis(_ node: JSONNode, location: String) throws -> Int64 {
-        guard let millis = node.integerValue else { throw invalid(location, "expected epoch milliseconds") }
+        guard let millis = node.integerValue else {
+            guard case .number(let literal) = node else { throw invalid(location, "expected epoch milliseconds, found \(kind(node))") }
+            throw invalid(location, ArchiveNumber.notEpochMillis(Array(literal.utf8)))
+        }
         if let problem = ArchiveDate.problem(with: millis) { throw invalid(location, problem) }
         return millis
     }

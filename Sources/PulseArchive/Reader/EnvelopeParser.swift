@@ -151,7 +151,7 @@ struct EnvelopeParser {
             if isNumber {
                 try problems.recovering {
                     try scanner.readNumberLiteral(into: &scratch)
-                    guard let millis = ArchiveNumber.integer(scratch) else { throw invalid("exportedAt", "expected epoch milliseconds") }
+                    guard let millis = ArchiveNumber.integer(scratch) else { throw invalid("exportedAt", ArchiveNumber.notEpochMillis(scratch)) }
                     if let problem = ArchiveDate.problem(with: millis) { throw invalid("exportedAt", problem) }
                     summary.exportedAt = millis
                 }

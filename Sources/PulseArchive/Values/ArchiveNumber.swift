@@ -15,6 +15,13 @@ import Darwin
 public enum ArchiveNumber {
     // MARK: - Integer fields
 
+    /// Why `literal` is refused where epoch milliseconds go (an Android date, the Android
+    /// `exportedAt`): the rule and what was found, a long literal cut short.
+    public static func notEpochMillis(_ literal: [UInt8]) -> String {
+        let shown = literal.count > 40 ? String(decoding: literal.prefix(40), as: UTF8.self) + "…" : String(decoding: literal, as: UTF8.self)
+        return "expected epoch milliseconds, a whole number within 64 bits; found \(shown)"
+    }
+
     /// The exact value of a valid JSON number literal when it is an integer within 64 bits;
     /// nil otherwise. Worked out on the decimal digits, never through a Double, so
     /// `9007199254740993.0` is 9007199254740993 and `1.5` is refused. A fraction or exponent is
