@@ -84,26 +84,51 @@ enum CLI {
         return result
     }
 
+    /// A started process whose standard error is read to its end on another thread, so that
+    /// the caller can read standard output as it likes (a byte, then a signal) without a large
+    /// error output blocking the child.
+    struct Running {
+        let process: Process
+        let stdout: FileHandle
+        private let group: DispatchGroup
+        private let errBuffer: ErrBuffer
+
+        private final class ErrBuffer: @unchecked Sendable { var data = Data() }
+
+        fileprivate init(_ process: Process) throws {
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            self.process = process
+            stdout = out.fileHandleForReading
+            group = DispatchGroup()
+            let buffer = ErrBuffer()
+            errBuffer = buffer
+            group.enter()
+            DispatchQueue.global().async { [group] in
+                buffer.data = err.fileHandleForReading.readDataToEndOfFile()
+                group.leave()
+            }
+        }
+
+        /// Standard error, once the process has closed it.
+        func stderr() -> String {
+            group.wait()
+            return String(decoding: errBuffer.data, as: UTF8.self)
+        }
+    }
+
+    static func start(_ process: Process) throws -> Running {
+        try Running(process)
+    }
+
     /// Runs `process` to its end and returns its exit status and both outputs.
     static func collect(_ process: Process) throws -> Result {
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read both pipes to the end before waiting, so a large output cannot block the child.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errData = Data()
-        group.enter()
-        DispatchQueue.global().async {
-            errData = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
+        let running = try start(process)
+        let outData = running.stdout.readDataToEndOfFile()
+        let stderr = running.stderr()
         process.waitUntilExit()
-        return Result(exitCode: process.terminationStatus,
-                      stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        return Result(exitCode: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: stderr)
     }
 }
-

@@ -60,31 +60,19 @@ struct InterruptedReportTests {
     /// `readiness --json` of ten years (about 400 KB, six times what a pipe holds) through a
     /// pipe whose reader has taken its first byte, so that the command is halfway through
     /// writing the report when the signal comes.
-    static func readinessReportUnderWay(in dir: TemporaryDirectory) throws -> (process: Process, out: FileHandle, first: Data, stderr: () -> String) {
+    static func readinessReportUnderWay(in dir: TemporaryDirectory) throws -> (running: CLI.Running, first: Data) {
         let store = dir.file("store")
         try StoreFixtures.demoStore(store, days: 3)
-        let process = CLI.process(["readiness", "--store", store, "--json", "--days", "3650", "--timezone", "UTC"])
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errData = Data()
-        group.enter()
-        DispatchQueue.global().async {
-            errData = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let first = out.fileHandleForReading.readData(ofLength: 1)
-        return (process, out.fileHandleForReading, first, { group.wait(); return String(decoding: errData, as: UTF8.self) })
+        let running = try CLI.start(CLI.process(["readiness", "--store", store, "--json", "--days", "3650", "--timezone", "UTC"]))
+        return (running, running.stdout.readData(ofLength: 1))
     }
 
     @Test("a signal while a long report goes out waits for its end: readiness --json through a pipe is one whole object, and the command ends by the signal")
     func signalDuringALongReport() throws {
         let dir = TemporaryDirectory()
-        let run = try Self.readinessReportUnderWay(in: dir)
+        let (run, first) = try Self.readinessReportUnderWay(in: dir)
         #expect(kill(run.process.processIdentifier, SIGTERM) == 0)
-        let stdout = run.first + run.out.readDataToEndOfFile()
+        let stdout = first + run.stdout.readDataToEndOfFile()
         run.process.waitUntilExit()
         let stderr = run.stderr()
         #expect(run.process.terminationReason == .uncaughtSignal && run.process.terminationStatus == SIGTERM, "\(stderr)")
@@ -95,7 +83,7 @@ struct InterruptedReportTests {
     @Test("a reader that stops taking a long report cannot keep a signal from ending the command: it ends by the signal within a bounded wait")
     func stalledReaderDoesNotHoldTheEnd() throws {
         let dir = TemporaryDirectory()
-        let run = try Self.readinessReportUnderWay(in: dir)
+        let (run, _) = try Self.readinessReportUnderWay(in: dir)
         #expect(kill(run.process.processIdentifier, SIGTERM) == 0)
         // Nothing more is read; the command gives the reader 5 s.
         var waits = 0
@@ -105,7 +93,7 @@ struct InterruptedReportTests {
         }
         #expect(!run.process.isRunning, "still running 60 s after SIGTERM with its report's reader stalled")
         if run.process.isRunning { run.process.terminate() }
-        run.out.closeFile()
+        run.stdout.closeFile()
         run.process.waitUntilExit()
         #expect(run.process.terminationReason == .uncaughtSignal && run.process.terminationStatus == SIGTERM, "\(run.stderr())")
     }

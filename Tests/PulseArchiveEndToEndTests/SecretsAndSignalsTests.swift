@@ -369,7 +369,7 @@ struct SecretsAndSignalsTests {
           arguments: [(SIGHUP, SIGABRT), (SIGTERM, SIGSEGV), (SIGSEGV, SIGTERM), (SIGABRT, SIGINT)])
     func interruptionAndFatalSignalTogether(first: Int32, second: Int32) throws {
         let dir = TemporaryDirectory()
-        let (store, archive) = try Self.demoArchive(in: dir, days: 30, rawPacketsPerDay: 60)
+        let (_, archive) = try Self.demoArchive(in: dir, days: 30, rawPacketsPerDay: 60)
         let reads = try #require(try KillPoints.count(["tables", archive, "-o", dir.file("calibration")])["read"])
         // Both are pending when the process goes on: which is taken first is the scheduler's
         // choice, so each pair runs at several points.
@@ -402,7 +402,7 @@ struct SecretsAndSignalsTests {
     @Test("what cannot be removed (a tree deeper than a signal handler's removal reaches, a path past PATH_MAX for the interruption's) is named in the message, never said to be removed")
     func leftoversAreNamed() throws {
         let dir = TemporaryDirectory()
-        let (store, archive) = try Self.demoArchive(in: dir)
+        let (_, archive) = try Self.demoArchive(in: dir)
         let reads = try #require(try KillPoints.count(["tables", archive, "-o", dir.file("calibration")])["read"])
         for (signal, depth, name) in [(SIGSEGV, 130, "d"), (SIGTERM, 400, "dddddddddd")] {
             let out = dir.file("out-\(signal)")
