@@ -122,7 +122,7 @@ enum LibCrypto {
                 }
             }
         }
-        guard ok else { throw AgeError(.crypto, "libcrypto's scrypt failed at work factor \(logN) (\(openSSLReason()))") }
+        guard ok else { throw AgeError(.crypto, "libcrypto's scrypt failed at work factor \(logN), which needs \((128 * 8 * n) >> 20) MiB of memory (\(openSSLReason()))") }
         return out
     }
 

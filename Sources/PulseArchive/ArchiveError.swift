@@ -1,3 +1,5 @@
+import PulseSystem
+
 /// Why an archive could not be read or written.
 ///
 /// Every message names what was wrong and where (file, table, row, field) and, where there is
@@ -38,6 +40,9 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
         /// The archive is encrypted and the keys given do not open it: no identity matches, a
         /// wrong passphrase. The file may be sound; the key is not its key.
         case keysDoNotOpen
+        /// The machine failed the read (memory run out in zlib or libcrypto's scrypt): nothing
+        /// is known of the archive, which may well be sound (`MachineFailure`).
+        case machineFailure
     }
 
     public let kind: Kind
@@ -123,4 +128,8 @@ public struct ArchiveError: Error, Sendable, Equatable, CustomStringConvertible 
             "this archive is format \(literal); this tool reads up to \(ArchiveFormat.newestVersion)"
         )
     }
+}
+
+extension ArchiveError: MachineFailureReporting {
+    public var isMachineFailure: Bool { kind == .machineFailure }
 }

@@ -60,6 +60,10 @@ public enum ArchiveVerifier {
                 report.formatBeforeError = (interrupted.summary.formatVersion, interrupted.summary.isCompressed)
             }
             return report
+        } catch let error as ArchiveError where error.isMachineFailure {
+            // Decryption without memory (scrypt) before a byte was read: nothing known of the archive.
+            _ = worker.stop()
+            throw VerifyError.couldNotFinish(error)
         } catch let error as ArchiveError {
             _ = worker.stop()
             let cannotRead = error.kind == .encrypted || error.kind == .decryption || error.kind == .keysDoNotOpen

@@ -338,6 +338,28 @@ import PulseSystem
         #expect(try Self.listing(dir.path) == before)
     }
 
+    @Test("scrypt out of memory (a passphrase archive under ulimit -v 200 MB; work factor 18 needs 256 MiB) is the machine's failure: prune does not blame the newest archive, verify could not finish (review h97)")
+    func scryptOutOfMemoryIsTheMachines() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("store"), days: 2)
+        try FileManager.default.createDirectory(atPath: dir.file("b"), withIntermediateDirectories: false)
+        let passphrase = ["PULSE_ARCHIVE_PASSPHRASE": "the right one"]
+        for stamp in ["2021-01-01-0000", "2021-01-02-0000"] {
+            try CLI.shell("\"$PA\" export --store store -q --passphrase -o b/\(Self.name(stamp)).age", environment: passphrase, in: dir.path, expectingSuccess: true)
+        }
+        let before = try Self.listing(dir.file("b"))
+        let newest = "b/\(Self.name("2021-01-02-0000")).age"
+        let prune = try CLI.shell("ulimit -v 200000 && \"$PA\" prune b --keep-last 1", environment: passphrase, in: dir.path)
+        #expect(prune.exitCode == 1 && prune.stderr.contains("\(newest) could not be checked, for no fault of its own ("), "\(prune.stderr)")
+        #expect(prune.stderr.contains("which needs 256 MiB of memory") && !prune.stderr.contains("does not read"), "\(prune.stderr)")
+        #expect(try Self.listing(dir.file("b")) == before)
+        let verify = try CLI.shell("ulimit -v 200000 && \"$PA\" verify \(newest) --json", environment: passphrase, in: dir.path)
+        #expect(verify.exitCode == 1 && (verify.json["error"] as? String ?? "").hasPrefix("verify could not finish, for no fault of the archive"), "\(verify.stdout)")
+        // With the memory it needs, the same archive is sound.
+        let sound = try CLI.shell("\"$PA\" verify \(newest) --json", environment: passphrase, in: dir.path)
+        #expect(sound.exitCode == 0 && sound.json["ok"] as? Bool == true, "\(sound.stdout) \(sound.stderr)")
+    }
+
     @Test func anEncryptedNewestIsCheckedByItsAgeHeader() throws {
         let dir = try Self.directory(["2021-01-01-0000", "2021-01-02-0000"])
         let age = Self.prefix + "2021-01-03-0000.json.gz.age"

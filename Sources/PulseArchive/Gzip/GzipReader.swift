@@ -49,7 +49,7 @@ public final class GzipReader: ByteSource {
         // Every property is set: from here a throw runs `deinit`, the one place that frees.
         let status = inflateInit2_(stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
-            throw ArchiveError(.io, "cannot start the gzip decoder of \(name): \(ZlibStatus.describe(status))")
+            throw ArchiveError(status == Z_MEM_ERROR ? .machineFailure : .io, "cannot start the gzip decoder of \(name): \(ZlibStatus.describe(status))")
         }
         started = true
     }
@@ -89,7 +89,7 @@ public final class GzipReader: ByteSource {
             case Z_DATA_ERROR, Z_NEED_DICT:
                 throw ArchiveError(.damagedCompression, "the gzip stream of \(name) is damaged (\(zlibMessage)) near compressed byte \(position)")
             case Z_MEM_ERROR:
-                throw ArchiveError(.io, "out of memory while decompressing \(name)")
+                throw ArchiveError(.machineFailure, "out of memory while decompressing \(name)")
             default:
                 throw ArchiveError(.damagedCompression, "the gzip stream of \(name) cannot be decoded (zlib status \(status))")
             }

@@ -44,6 +44,8 @@ enum EncryptedArchive {
         switch error.kind {
         case .io: ArchiveError(.io, error.message)
         case .noIdentityMatches, .wrongPassphrase: ArchiveError(.keysDoNotOpen, error.message)
+        // libcrypto without memory (scrypt's work factor 18 needs 256 MiB), not a fault of the file.
+        case .crypto: ArchiveError(.machineFailure, error.message)
         default: ArchiveError(.decryption, error.message)
         }
     }
