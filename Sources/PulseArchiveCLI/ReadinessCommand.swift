@@ -66,7 +66,8 @@ struct ReadinessCommand: Subcommand {
             if backfill {
                 let progress = ProgressLine("Scoring readiness", unit: "days", console: console, quiet: quiet)
                 defer { progress.finish() }
-                _ = try service.backfill(days: days, anchorDay: anchor, now: now, honoringToggle: false, progress: progress.update)
+                _ = try service.backfill(days: days, anchorDay: anchor, now: now, honoringToggle: false,
+                                         committing: "the store \(self.store) holds the readiness scores recomputed for the \(days) days", progress: progress.update)
             }
             return try service.history(days: days, anchorDay: anchor)
         }

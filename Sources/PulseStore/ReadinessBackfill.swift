@@ -2,6 +2,7 @@ import Foundation
 import PulseArchive
 import Readiness
 import PulseSQLite
+import PulseSystem
 
 /// What a backfill did.
 public struct BackfillReport: Sendable, Equatable {
@@ -120,11 +121,19 @@ extension ReadinessService {
     ///     `readiness --backfill`), which run whatever the master toggle says.
     ///   - progress: told the days done and the days in all, after each day (years of history
     ///     take seconds).
-    public func backfill(days: Int, anchorDay: Int64, now: Int64, honoringToggle: Bool = true,
+    ///   - outcome: what the commit makes permanent, for a command whose result the backfill
+    ///     is (`readiness --backfill`): it commits with an interruption held off, and one after
+    ///     it says the scores stay (`InterruptCleanup.keeping`). Nil inside another command's
+    ///     work (after an import, whose own commit is what an interruption reports).
+    public func backfill(days: Int, anchorDay: Int64, now: Int64, honoringToggle: Bool = true, committing outcome: String? = nil,
                          progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> BackfillReport {
         var report = BackfillReport(anchorDay: anchorDay, days: days, scored: 0, unavailable: 0, kept: 0)
         if honoringToggle, try !masterEnabled() { return report }
-        try database.transaction {
+        let committing = { (commit: () throws -> Void) in
+            guard let outcome else { return try commit() }
+            try InterruptCleanup.keeping([], committing: outcome, during: commit)
+        }
+        try database.transaction(committing: committing) {
             report.learnedRestingBaseline = try learnRestingBaselineIfMissing(anchorDay: anchorDay, now: now)
             for offset in 0..<days {
                 defer { progress?(offset + 1, days) }

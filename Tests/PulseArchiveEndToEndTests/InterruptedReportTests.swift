@@ -98,6 +98,20 @@ struct InterruptedReportTests {
         #expect(run.process.terminationReason == .uncaughtSignal && run.process.terminationStatus == SIGTERM, "\(run.stderr())")
     }
 
+    @Test("readiness --backfill interrupted after its scores committed (at the chart's commit) says they stay, in the Error line and the --json object (review h97: 'its temporary files are removed', the rows kept)")
+    func backfillInterruptedAfterItsCommit() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("store")
+        try StoreFixtures.demoStore(store, days: 5)
+        let stopped = try KillPoints.expectStopped(["readiness", "--store", store, "--backfill", "--days", "400", "--json", "--svg", dir.file("chart.svg")],
+                                                   at: "commit:1", with: SIGTERM)
+        let object = try Self.onlyObject(stopped.stdout)
+        let error = try #require(object["error"] as? String, "\(stopped.stdout)")
+        #expect(error == "interrupted (SIGTERM) after its commit: the store \(store) holds the readiness scores recomputed for the 400 days", "\(error)")
+        #expect(stopped.stderr.contains("Error: " + error), "\(stopped.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("chart.svg")))
+    }
+
     @Test("a fatal signal (SIGABRT, as when memory runs out) ends import --json: one failure object on stdout, its error the Error line's message")
     func fatalSignalImport() throws {
         let dir = TemporaryDirectory()
