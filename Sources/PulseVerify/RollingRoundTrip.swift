@@ -120,7 +120,7 @@ final class RollingRoundTrip {
         } catch let error as SQLiteError where error.kind == .duplicateKey {
             return false
         }
-        expected.settings[ByteKey(key)] = ByteKey(value)
+        expected.settings[TextDigest(key)] = TextDigest(value)
         return true
     }
 
@@ -131,14 +131,14 @@ final class RollingRoundTrip {
         } catch let error as SQLiteError where error.kind == .duplicateKey {
             return false
         }
-        expected.attachments[ByteKey(name)] = try SHA1.hash(pieces: contents)
+        expected.attachments[TextDigest(name)] = try SHA1.hash(pieces: contents)
         return true
     }
 
     /// Writes a document file into the temporary store's tree, as an import stages it.
     func addDocument(_ path: DocumentPath, bytes: some PieceReadable) throws {
         try StoreDocuments.Staged.spool(tree).write(bytes, at: path)
-        expected.documents[ByteKey(path.path)] = try SHA1.hash(pieces: bytes)
+        expected.documents[TextDigest(path.path)] = try SHA1.hash(pieces: bytes)
     }
 
     /// The last step: settings, attachments and documents; with `--store`, what is left to count.

@@ -5,13 +5,13 @@ import PulseDocuments
 /// Reads a step of the long way back and compares it with what the archive gave: extension
 /// rows in order, settings and attachments by key, documents by path.
 struct RoundTripComparer: ArchiveVisitor {
-    /// What a step must bring back. Attachments and documents by their SHA-1; keys and
-    /// settings values compared as bytes (`ByteKey`).
+    /// What a step must bring back. Attachments and documents by their SHA-1; keys, paths and
+    /// settings values by their digests (`TextDigest`): byte for byte, without holding them.
     struct Expected {
         var extensionRows: [JSONNode] = []
-        var settings: [ByteKey: ByteKey] = [:]
-        var attachments: [ByteKey: [UInt8]] = [:]
-        var documents: [ByteKey: [UInt8]] = [:]
+        var settings: [TextDigest: TextDigest] = [:]
+        var attachments: [TextDigest: [UInt8]] = [:]
+        var documents: [TextDigest: [UInt8]] = [:]
     }
 
     let expected: Expected
@@ -40,13 +40,13 @@ struct RoundTripComparer: ArchiveVisitor {
 
     /// A value that comes back changed counts once, as does one that does not come back.
     mutating func visitSetting(key: String, value: String) throws {
-        let expectedValue = expected.settings[ByteKey(key)]
+        let expectedValue = expected.settings[TextDigest(key)]
         if expectedValue != nil { settingsSeen += 1 }
-        if expectedValue != ByteKey(value) { differences["settings", default: 0] += 1 }
+        if expectedValue != TextDigest(value) { differences["settings", default: 0] += 1 }
     }
 
     mutating func visitAttachment(name: String, contents: ArchiveBytes) throws {
-        let expectedHash = expected.attachments[ByteKey(name)]
+        let expectedHash = expected.attachments[TextDigest(name)]
         if expectedHash != nil { attachmentsSeen += 1 }
         if try expectedHash != SHA1.hash(pieces: contents) { differences["attachments", default: 0] += 1 }
     }
@@ -60,7 +60,7 @@ struct RoundTripComparer: ArchiveVisitor {
     }
 
     private mutating func compareDocument(_ path: DocumentPath, _ bytes: some PieceReadable) throws {
-        let expectedHash = expected.documents[ByteKey(path.path)]
+        let expectedHash = expected.documents[TextDigest(path.path)]
         if expectedHash != nil { documentsSeen += 1 }
         if try expectedHash != SHA1.hash(pieces: bytes) { differences["documents", default: 0] += 1 }
     }

@@ -289,6 +289,57 @@ struct MemoryBoundTests {
         #expect(text2.stdout.utf8.count < 100_000, "the text report is bounded: \(text2.stdout.utf8.count) bytes")
     }
 
+    /// The seed with `count` names of a kilobyte of one kind, each given once.
+    private func withNames(_ kind: String, _ count: Int, in dir: TemporaryDirectory) throws -> String {
+        var object = try Seeds.appObject()
+        var settings = try #require(object["settings"]?.objectValue)
+        var attachments = try #require(object["attachments"]?.arrayValue)
+        var counts = try #require(object["counts"]?.objectValue)
+        let padding = String(repeating: "k", count: 1_000)
+        for i in 0..<count {
+            let name = kind + String(format: "%07d", i) + padding
+            switch kind {
+            case "settings": settings[ByteKey(name)] = .string("1")
+            case "attachments": attachments.append(.object(["file": .string(name + ".jpg"), "base64": .string("QQ==")]))
+            case "unknown": object[ByteKey(name)] = .number("1")
+            default: counts[ByteKey(name)] = .number("1")
+            }
+        }
+        counts["attachments"] = .number("\(attachments.count)")
+        object["settings"] = .object(settings)
+        object["attachments"] = .array(attachments)
+        object["counts"] = .object(counts)
+        return write(object, "\(kind)-\(count).json", in: dir)
+    }
+
+    @Test("names, each given once (settings keys, attachment names, unknown top-level keys, counts names of no table): twice as many cost a fraction of their bytes, not the bytes again (review h97: 200 000 of a kilobyte took inspect to 256–680 MB, verify to 482 MB)",
+          arguments: ["settings", "attachments", "unknown", "counts"])
+    func manyDistinctNames(_ kind: String) throws {
+        let dir = TemporaryDirectory()
+        let names = 25_000
+        let small = try withNames(kind, names, in: dir), large = try withNames(kind, 2 * names, in: dir)
+        var commands = [["inspect"], ["verify"]]
+        if kind == "settings" { commands += [["diff"], ["import", "--no-backfill", "--store"]] }
+        for command in commands {
+            func peak(_ archive: String) throws -> Int {
+                let arguments = command[0] == "diff" ? ["diff", archive, archive]
+                    : command[0] == "import" ? command + [dir.file("store-\(UUID().uuidString)"), archive] : command + [archive]
+                let run = try PeakMemory.run(arguments)
+                #expect(run.exitCode == 0, "\(kind): \(command[0]) exited \(run.exitCode)")
+                return run.peakBytes
+            }
+            // Once the fixed buffers (SQLite's page caches) are full, what grows is what each name costs.
+            let growth = try peak(large) - peak(small)
+            #expect(growth < names * 1_000 / 2, "\(kind): \(command[0]) grew by \(growth >> 10) KB for \(names) more names of a kilobyte")
+        }
+        if kind == "unknown" || kind == "counts" {
+            // Past the longest named (256 bytes): none named, every one counted, in one line.
+            let inspect = try CLI.run(["inspect", large])
+            let counted = kind == "unknown" ? "\(2 * names) more unknown top-level keys (ignored)" : "counts names \(2 * names) more that are no table (ignored)"
+            #expect(inspect.stderr.contains(counted) && inspect.stderr.utf8.count < 10_000, "\(inspect.stderr.suffix(400))")
+        }
+    }
+
     @Test("a row with 300 000 / scale different unknown fields: 50 named in the warnings, the rest counted")
     func manyUnknownFields() throws {
         let dir = TemporaryDirectory()

@@ -7,7 +7,7 @@ extension EnvelopeParser {
         try scanner.expect(JSONByte.openBrace, "'{'")
         try scanner.checkDepth(2)
         if try scanner.consumeIfClosing(JSONByte.closeBrace) { return }
-        var keys = Set<ByteKey>()
+        var keys = SeenNames()
         // What the JSON scanner finds in a key or a value names the setting.
         var previous = ""
         repeat {
@@ -16,7 +16,7 @@ extension EnvelopeParser {
                 try scanner.expect(JSONByte.colon, "':'")
                 try problems.recovering {
                     let value = try readStringValue(at: "settings.\(key)", depth: 2)
-                    guard keys.insert(ByteKey(key)).inserted || passesRepeatedNames else {
+                    guard keys.insert(key) || passesRepeatedNames else {
                         throw ArchiveError(.duplicateKey, "the settings key \"\(key)\" appears twice", table: "settings")
                     }
                     try SettingsBlob.check(key: key, value: value, limits: scanner.limits)
@@ -88,7 +88,7 @@ extension EnvelopeParser {
     }
 
     mutating func readAttachments<Visitor: ArchiveVisitor>(into visitor: inout Visitor) throws {
-        var names = Set<ByteKey>()
+        var names = SeenNames()
         try readArray(at: "attachments") { parser, index in
             let location = "attachments[\(index)]"
             var name: String?
@@ -104,7 +104,7 @@ extension EnvelopeParser {
                 guard let name else { throw parser.invalid(location, "missing required field \"file\"", table: "attachments") }
                 guard let contents else { throw parser.invalid(location, "missing required field \"base64\"", table: "attachments") }
                 try AttachmentName.validate(name)
-                guard names.insert(ByteKey(name)).inserted || parser.passesRepeatedNames else {
+                guard names.insert(name) || parser.passesRepeatedNames else {
                     throw ArchiveError(.duplicateKey, "the attachment name \"\(name)\" appears twice", table: "attachments")
                 }
                 try visitor.visitAttachment(name: name, contents: contents)

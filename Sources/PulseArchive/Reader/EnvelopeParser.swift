@@ -8,7 +8,12 @@ struct EnvelopeParser {
     private(set) var sawFormatVersion = false
     var scratch: [UInt8] = []
     /// Keys an archive controls are compared as bytes (`ByteKey`), everywhere.
-    private var keysSeen = Set<ByteKey>()
+    private var keysSeen = SeenNames()
+    private var countNamesSeen = SeenNames()
+    /// Unknown top-level keys and `counts` names that are no table: the first named in warnings,
+    /// the rest counted (a file of 200,000 unknown keys printed 84 MB of warnings).
+    var unknownTopLevel = NameTally()
+    var unknownCountNames = NameTally()
     var unknownFields: [String: NameTally] = [:]
     var rowsRead = 0
     /// Document paths by their case-folded spelling: the app's file system ignores case, so
@@ -55,7 +60,7 @@ struct EnvelopeParser {
                 let key = try ArchiveError.placing(at: between(), table: nil) { try scanner.readString(scratch: &scratch) }
                 try ArchiveError.placing(at: "in \(ShownText.quoted(key))", table: key) {
                     try scanner.expect(JSONByte.colon, "':'")
-                    guard keysSeen.insert(ByteKey(key)).inserted else {
+                    guard keysSeen.insert(key) else {
                         throw ArchiveError.notAnArchive("the top-level key \(ShownText.quoted(key)) appears twice")
                     }
                     // Every key the format knows is ASCII; any other is unknown without being
@@ -74,27 +79,43 @@ struct EnvelopeParser {
         summary.dialect = dialect ?? .ios
         if summary.dialect == .android {
             // Any list may be absent in the port's files: an absent table has no rows.
-            if !keysSeen.contains(ByteKey("exportedAt")) { try problems.report(ArchiveError.notAnArchive("missing required key \"exportedAt\"")) }
+            if !keysSeen.contains("exportedAt") { try problems.report(ArchiveError.notAnArchive("missing required key \"exportedAt\"")) }
             return
         }
-        for key in Self.requiredKeys where !keysSeen.contains(ByteKey(key)) {
+        for key in Self.requiredKeys where !keysSeen.contains(key) {
             try problems.report(ArchiveError.notAnArchive("missing required key \"\(key)\"", table: key))
         }
-        for table in ArchiveTable.all where table.isRequired && !keysSeen.contains(ByteKey(table.key)) {
+        for table in ArchiveTable.all where table.isRequired && !keysSeen.contains(table.key) {
             try problems.report(ArchiveError.notAnArchive("missing required table \"\(table.key)\"", table: table.key))
         }
         // A count of no table is compared with nothing: said, as an unknown key is. (The
         // Android port counts by SQL names, some of tables it does not export.)
-        let tables = Set((ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue)).map { ByteKey($0) })
-        for name in summary.declaredCounts.keys where !tables.contains(name) {
+        for (name, _) in unknownCountNames.counts.sorted(by: { $0.key < $1.key }) {
             summary.warnings.append(ArchiveWarning(table: "counts", message: "counts names \(ShownText.quoted(name.text)), which is no table (ignored)"))
         }
+        if unknownCountNames.others > 0 {
+            summary.warnings.append(ArchiveWarning(table: "counts", message: "counts names \(unknownCountNames.others) more that are no table (ignored), "
+                + "past the first \(NameTally.namedLimit) names or longer than \(NameTally.longestNamed) bytes"))
+        }
     }
+
+    /// The names `counts` may give a table by: its key, and the Android port's SQL name.
+    private static let tableCountNames: Set<ByteKey> = {
+        let keys = ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue)
+        return Set((keys + keys.map(AndroidDialect.countName(ofTable:))).map { ByteKey($0) })
+    }()
 
     mutating func finishSummary() {
         summary.jsonBytes = counted.count
         if let fileBytesAtEnd { summary.fileBytes = fileBytesAtEnd() }
         summary.problems = problems.problems
+        for (name, _) in unknownTopLevel.counts.sorted(by: { $0.key < $1.key }) {
+            summary.warnings.append(ArchiveWarning(table: nil, message: "unknown top-level key \(ShownText.quoted(name.text)) (ignored)"))
+        }
+        if unknownTopLevel.others > 0 {
+            summary.warnings.append(ArchiveWarning(table: nil, message: "\(unknownTopLevel.others) more unknown top-level keys (ignored), "
+                + "past the first \(NameTally.namedLimit) names or longer than \(NameTally.longestNamed) bytes"))
+        }
         for (name, count) in unknownNames.counts.sorted(by: { $0.key < $1.key }) {
             summary.warnings.append(ArchiveWarning(table: String(name.text.prefix { $0 != "." }),
                                                    message: "\(name) has no app value (kept verbatim) in \(count) row\(count == 1 ? "" : "s")"))
@@ -178,7 +199,7 @@ struct EnvelopeParser {
     }
 
     private mutating func skipUnknownTopLevel(_ key: String) throws {
-        summary.warnings.append(ArchiveWarning(table: nil, message: "unknown top-level key \(ShownText.quoted(key)) (ignored)"))
+        unknownTopLevel.add(ByteKey(key))
         try scanner.skipValue(depth: 1)
     }
 
@@ -235,10 +256,17 @@ struct EnvelopeParser {
                 guard let count = ArchiveNumber.integer(scratch) else {
                     throw invalid("counts.\(name)", "\(String(decoding: scratch, as: UTF8.self)) is not a 64-bit integer")
                 }
-                guard summary.declaredCounts[name] == nil else {
-                    throw ArchiveError(.duplicateKey, "counts: the key \"\(name)\" appears twice", table: "counts")
+                guard countNamesSeen.insert(name.text) else {
+                    throw ArchiveError(.duplicateKey, "counts: the key \(ShownText.quoted(name.text)) appears twice", table: "counts")
                 }
-                summary.declaredCounts[name] = count
+                // A name of no table is kept among the first few (`NameTally`), the rest counted.
+                if Self.tableCountNames.contains(name) {
+                    summary.declaredCounts[name] = count
+                } else {
+                    let named = unknownCountNames.counts.count
+                    unknownCountNames.add(name)
+                    if unknownCountNames.counts.count > named { summary.declaredCounts[name] = count }
+                }
             }
         } while try scanner.continues(closer: JSONByte.closeBrace)
     }
