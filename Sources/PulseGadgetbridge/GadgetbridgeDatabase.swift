@@ -63,7 +63,11 @@ public final class GadgetbridgeDatabase {
             }
             devices = try Self.readDevices(database, sampleTables: tables.filter { $0.hasSuffix("SAMPLE") })
         } catch let error as SQLiteError {
-            throw GadgetbridgeError(.damaged, "\(name) is damaged or not a database: \(error.message)")
+            // Named as the user gave it: a copy's path (standard input spooled, a ZIP's entry
+            // unpacked) is gone by the time the message is read.
+            let detail = error.message.hasPrefix(path + ": ") ? String(error.message.dropFirst(path.count + 2)) : error.message
+            guard error.kind != .unavailable else { throw SQLiteError(.unavailable, "\(name): \(detail)") }
+            throw GadgetbridgeError(.damaged, "\(name) is damaged or not a database: \(detail)")
         }
         guard devices.contains(where: \.isColmiRing) else {
             let found = devices.isEmpty ? "none" : devices.map { "\($0.name) (\($0.typeName))" }.joined(separator: ", ")

@@ -7,6 +7,19 @@ import PulseSQLite
 /// How `import` and `inspect` reach the database file: through a link, with a `-wal` beside it
 /// (docs/gadgetbridge.md, "How the file is read").
 @Suite struct GadgetbridgeInputTests {
+    @Test("a damaged database on standard input is named standard input, not the private copy it was read from, which is gone when the message is read (review h97)")
+    func damagedDatabaseOnStandardInput() throws {
+        let dir = TemporaryDirectory()
+        dir.write("header-only", Data("SQLite format 3\u{0}".utf8))
+        for command in ["import - --store store", "inspect -"] {
+            let result = try CLI.shell("\"$PA\" \(command) < header-only", in: dir.path)
+            #expect(result.exitCode == 1 && result.stderr.contains("Error: standard input is damaged or not a database: cannot prepare PRAGMA quick_check: file is not a database"),
+                    "\(command): \(result.stderr)")
+            #expect(!result.stderr.contains("pulse-archive-gadgetbridge") && !result.stderr.contains("/tmp"), "\(command): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("store")))
+    }
+
     @Test("a database reached through a symbolic link (absolute and relative) is read as the file itself")
     func symlinkedDatabase() throws {
         let dir = TemporaryDirectory()
