@@ -222,6 +222,24 @@ struct KeysAndSizesTests {
         let counts = try Self.archive(dir, "counts.json")
         try Self.edit(counts, #""counts":{"#, #""counts":{"devices":1,"#)
         try Self.expectRefused(counts, store: store, naming: ["counts", "\"devices\" appears twice"])
+
+        // An unknown field given twice in a row, as a known one is (review h98: accepted, and
+        // its warning said 2 rows of a table of one); another unknown member twice in an entry.
+        let row = try Self.archive(dir, "row.json")
+        try Self.edit(row, #""devices":[{"#, #""devices":[{"future":1,"future":2,"#)
+        try Self.expectRefused(row, store: store, naming: ["devices[0]: the unknown field \"future\" appears twice in the row"])
+        let entry = try Self.archive(dir, "entry.json", attachments: [("photo.jpg", [1, 2, 3])])
+        try Self.edit(entry, #""file":"photo.jpg""#, #""file":"photo.jpg","note":1,"note":2"#)
+        try Self.expectRefused(entry, store: store, naming: ["attachments[0].note", "appears twice"])
+    }
+
+    @Test("an unknown field in a row is counted in its warning once per row it is in")
+    func unknownFieldCountedPerRow() throws {
+        let dir = TemporaryDirectory()
+        let path = try Self.archive(dir, "once.json")
+        try Self.edit(path, #""devices":[{"#, #""devices":[{"future":1,"#)
+        let inspected = try CLI.run(["inspect", path])
+        #expect(inspected.exitCode == 0 && inspected.stderr.contains("devices: unknown field \"future\" in 1 row (ignored)"), "\(inspected.stderr)")
     }
 
     @Test("bytes inside ignored values are checked as UTF-8: an unknown key's value, an unknown row field, an unknown entry member")

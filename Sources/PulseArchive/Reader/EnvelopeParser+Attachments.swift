@@ -35,13 +35,13 @@ extension EnvelopeParser {
         try requireKind(.object, "an object", at: location, depth: 2)
         try scanner.expect(JSONByte.openBrace, "'{'")
         try scanner.checkDepth(3)
-        var members = Set<ByteKey>()
+        var members = SeenNames()
         if try !scanner.consumeIfClosing(JSONByte.closeBrace) {
             repeat {
                 let key = try scanner.readString(scratch: &scratch)
                 try scanner.expect(JSONByte.colon, "':'")
                 // As in a row, a member given twice is refused, not "the last one wins".
-                guard members.insert(ByteKey(key)).inserted else {
+                guard members.insert(key) else {
                     try scanner.skipValue(depth: 3)
                     entryProblems.append(invalid("\(location).\(key)", "the field appears twice in the entry"))
                     continue

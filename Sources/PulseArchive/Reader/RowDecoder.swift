@@ -47,6 +47,9 @@ struct RowDecoder {
             try problems.report(ArchiveError(.invalidValue, message, table: table.key))
         }
         for i in seen.indices { seen[i] = false }
+        // An unknown field given twice is refused as a known one is (nothing is "last wins"),
+        // and counted once in its warning's rows.
+        var unknownInRow = SeenNames()
         if try !scanner.consumeIfClosing(JSONByte.closeBrace) {
             // Files written with sorted keys hit the hint every time.
             var hint = 0
@@ -61,7 +64,11 @@ struct RowDecoder {
                 case .success(let index): sortedIndex = index
                 case .failure(let unknown):
                     if let name = unknown.text {
-                        unknownFields.add(ByteKey(name))
+                        if unknownInRow.insert(name) {
+                            unknownFields.add(ByteKey(name))
+                        } else {
+                            try fail("\(table.key)[\(index)]: the unknown field \(ValueParsing.quoted(Array(name.utf8))) appears twice in the row")
+                        }
                     } else {
                         try fail("\(table.key)[\(index)]: a field name is not valid UTF-8")
                     }
