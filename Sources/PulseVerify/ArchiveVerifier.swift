@@ -51,9 +51,13 @@ public enum ArchiveVerifier {
             throw VerifyError.couldNotFinish(interrupted.error)
         } catch let interrupted as ArchiveReader.Interrupted {
             _ = worker.stop()
-            report.add(errors: interrupted.problems)
             let fatal = interrupted.error as? ArchiveError
+            // Damage to the compressed file comes first: what was found before it (an id that
+            // is no UUID) is most likely what the damaged bytes inflated to (reliability.md).
+            let damageFirst = fatal?.kind == .damagedCompression
+            if !damageFirst { report.add(errors: interrupted.problems) }
             report.error(fatal?.table, fatal?.message ?? "\(interrupted.error)", limit: fatal?.limit, advice: VerifyProblem.advice(for: fatal))
+            if damageFirst { report.add(errors: interrupted.problems) }
             report.tables = interrupted.summary.tableCounts
             report.tablesComplete = false
             if interrupted.summary.formatVersion != 0 {

@@ -18,6 +18,27 @@ struct VerifyTests {
 
     private func errors(_ problems: [[String: Any]]) -> [[String: Any]] { problems.filter { $0["severity"] as? String == "error" } }
 
+    @Test("damage in the middle of a gzip archive is verify's first problem, before what the damaged bytes read as (review h98: an id that is no UUID came first)")
+    func damageIsTheFirstProblem() throws {
+        let dir = TemporaryDirectory()
+        try StoreFixtures.demoStore(dir.file("store"), days: 60)
+        _ = try StoreFixtures.export(dir.file("store"), to: dir.file("a.json.gz"))
+        let sound = try Data(contentsOf: URL(fileURLWithPath: dir.file("a.json.gz")))
+        var misreadBeforeDamage = 0
+        // Four bytes zeroed at 20 places: the inflated text changes, then the checksum fails.
+        for step in 2..<22 {
+            var bytes = sound
+            let at = bytes.count * step / 24
+            bytes.replaceSubrange(at ..< at + 4, with: [0, 0, 0, 0])
+            let (result, problems) = try verify([dir.write("damaged.json.gz", bytes)])
+            #expect(result.exitCode == 1, "at \(at): \(result.stderr)")
+            let first = try #require(problems.first?["message"] as? String, "at \(at): \(result.stdout)")
+            #expect(first.contains("the gzip stream of") && first.contains("damaged.json.gz"), "at \(at): \(problems.prefix(3))")
+            if problems.count > 1 { misreadBeforeDamage += 1 }
+        }
+        #expect(misreadBeforeDamage > 0, "no place gave a problem before the damage: the test no longer shows what it is for")
+    }
+
     @Test("every refused input of the codec issue: exit 1, ok false, the reason in an error")
     func refusedInputs() throws {
         let dir = TemporaryDirectory()
