@@ -47,7 +47,7 @@ public enum GadgetbridgeFile {
     /// temporary copy, since SQLite and libzip need a file (`ExtractedDatabase`); `--max-size`
     /// bounds the copy.
     public static func open(streamHead head: [UInt8], rest: SystemFile, name: String, limits: ArchiveLimits) throws -> GadgetbridgeDatabase {
-        let spooled = try ExtractedDatabase(name: name) { file in
+        let spooled = try ExtractedDatabase(name: "the copy of \(name) in the temporary directory") { file in
             try file.write(head, at: 0)
             var total = Int64(head.count)
             var buffer = [UInt8](repeating: 0, count: 1 << 16)

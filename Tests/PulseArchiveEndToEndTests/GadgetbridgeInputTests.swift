@@ -20,6 +20,15 @@ import PulseSQLite
         #expect(!FileManager.default.fileExists(atPath: dir.file("store")))
     }
 
+    @Test("a copy of standard input stopped by the file-size limit names the copy and the limit, not standard input, which is only read (review h98)")
+    func spoolPastTheFileSizeLimit() throws {
+        let dir = TemporaryDirectory()
+        let file = try GadgetbridgeTests.history(dir)
+        let result = try CLI.shell("ulimit -f 1 && \"$PA\" inspect - < \(file)", in: dir.path)
+        #expect(result.exitCode == 1 && result.stderr.contains("cannot write the copy of standard input in the temporary directory: File too large"), "\(result.stderr)")
+        #expect(result.stderr.contains("this process may write files of at most 512 bytes: the file-size limit, ulimit -f"), "\(result.stderr)")
+    }
+
     @Test("a database reached through a symbolic link (absolute and relative) is read as the file itself")
     func symlinkedDatabase() throws {
         let dir = TemporaryDirectory()
