@@ -4,8 +4,10 @@ import CCrypto
 /// standard hash of bytes in memory: SHA-1 for name-based UUIDs (RFC 9562 version 5 requires it)
 /// and for fingerprints that find changes (not for security), SHA-256 where a secure hash is wanted.
 public enum MessageDigest {
-    public static func sha1(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, sha1Algorithm, length: 20) }
-    public static func sha256(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, sha256Algorithm, length: 32) }
+    public static func sha1(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { digest($0, sha1Algorithm, length: 20) } }
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { sha256($0) } }
+    /// Of bytes in place (a `String`'s UTF-8), without copying them into an array first.
+    public static func sha256(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { digest(bytes, sha256Algorithm, length: 32) }
 
     // Fetched once: OpenSSL 3 otherwise looks the implementation up in its providers on every
     // call, which cost `diff` (a digest per row) more than the hashing. A fetched algorithm is
@@ -20,13 +22,11 @@ public enum MessageDigest {
         return algorithm
     }
 
-    private static func digest(_ bytes: [UInt8], _ algorithm: OpaquePointer?, length: Int) -> [UInt8] {
+    private static func digest(_ input: UnsafeRawBufferPointer, _ algorithm: OpaquePointer?, length: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: length)
         var written: UInt32 = 0
-        let ok = bytes.withUnsafeBytes { input in
-            out.withUnsafeMutableBytes { output in
-                EVP_Digest(input.baseAddress, input.count, output.bindMemory(to: UInt8.self).baseAddress, &written, algorithm, nil)
-            }
+        let ok = out.withUnsafeMutableBytes { output in
+            EVP_Digest(input.baseAddress, input.count, output.bindMemory(to: UInt8.self).baseAddress, &written, algorithm, nil)
         }
         // Only a libcrypto without its default provider fails here; nothing can go on without it.
         guard ok == 1, written == UInt32(length) else { fatalError("libcrypto's digest failed: \(LibCryptoFailure.lastReason())") }

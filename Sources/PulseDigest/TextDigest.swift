@@ -8,7 +8,7 @@ public struct TextDigest: Hashable, Sendable {
 
     public init(_ text: String) {
         var text = text
-        let bytes = text.withUTF8 { MessageDigest.sha256(Array($0)) }
+        let bytes = text.withUTF8 { MessageDigest.sha256(UnsafeRawBufferPointer($0)) }
         func word(_ i: Int) -> UInt64 { bytes[i * 8 ..< i * 8 + 8].reduce(0) { $0 << 8 | UInt64($1) } }
         words = (word(0), word(1), word(2), word(3))
     }
