@@ -260,12 +260,8 @@ struct EnvelopeParser {
                     throw ArchiveError(.duplicateKey, "counts: the key \(ShownText.quoted(name.text)) appears twice", table: "counts")
                 }
                 // A name of no table is kept among the first few (`NameTally`), the rest counted.
-                if Self.tableCountNames.contains(name) {
+                if Self.tableCountNames.contains(name) || unknownCountNames.add(name) {
                     summary.declaredCounts[name] = count
-                } else {
-                    let named = unknownCountNames.counts.count
-                    unknownCountNames.add(name)
-                    if unknownCountNames.counts.count > named { summary.declaredCounts[name] = count }
                 }
             }
         } while try scanner.continues(closer: JSONByte.closeBrace)

@@ -10,12 +10,15 @@ struct NameTally {
     /// Sightings of names past the first `namedLimit`.
     private(set) var others = 0
 
-    mutating func add(_ name: ByteKey, count: Int = 1) {
+    /// - Returns: whether `name` is among those counted by name.
+    @discardableResult
+    mutating func add(_ name: ByteKey, count: Int = 1) -> Bool {
         if name.text.utf8.count <= Self.longestNamed && (counts[name] != nil || counts.count < Self.namedLimit) {
             counts[name, default: 0] += count
-        } else {
-            others += count
+            return true
         }
+        others += count
+        return false
     }
 
     mutating func add(_ tally: NameTally) {
