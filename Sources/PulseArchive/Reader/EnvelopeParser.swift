@@ -90,7 +90,9 @@ struct EnvelopeParser {
         }
         // A count of no table is compared with nothing: said, as an unknown key is. (The
         // Android port counts by SQL names, some of tables it does not export.)
-        for (name, _) in unknownCountNames.counts.sorted(by: { $0.key < $1.key }) {
+        // Kept are the tables' names in either dialect and the first few others: in the app's
+        // dialect, the Android port's names are no table either.
+        for name in summary.declaredCounts.keys.sorted() where !Self.appTableNames.contains(name) {
             summary.warnings.append(ArchiveWarning(table: "counts", message: "counts names \(ShownText.quoted(name.text)), which is no table (ignored)"))
         }
         if unknownCountNames.others > 0 {
@@ -99,11 +101,10 @@ struct EnvelopeParser {
         }
     }
 
-    /// The names `counts` may give a table by: its key, and the Android port's SQL name.
-    private static let tableCountNames: Set<ByteKey> = {
-        let keys = ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue)
-        return Set((keys + keys.map(AndroidDialect.countName(ofTable:))).map { ByteKey($0) })
-    }()
+    /// The tables' keys, the names `counts` gives them by in the app's dialect.
+    private static let appTableNames = Set((ArchiveTable.all.map(\.key) + ExtensionTable.allCases.map(\.rawValue)).map { ByteKey($0) })
+    /// The names `counts` may give a table by in either dialect: its key, the Android port's SQL name.
+    private static let tableCountNames = appTableNames.union(appTableNames.map { ByteKey(AndroidDialect.countName(ofTable: $0.text)) })
 
     mutating func finishSummary() {
         summary.jsonBytes = counted.count
